@@ -1,0 +1,93 @@
+"""What every collection source has: which files belong to it, and file -> documents."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from whoosh.analysis import LowercaseFilter, RegexTokenizer
+from whoosh.fields import Schema
+
+# Scripts written without spaces are indexed one character per token, so that any
+# run of them can be found by the characters it holds (then verified on the text).
+CJK_CHARS = (
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+)
+TOKEN_PATTERN = rf"[{CJK_CHARS}]|[^\W{CJK_CHARS}]+"
+
+
+def text_analyzer() -> Any:
+    """Word runs and single CJK characters, lower-cased; no stemming, no stop words.
+
+    Stop words and stemming would make some exact substrings unfindable; the query
+    layer verifies candidates on the text, so the index only has to never miss one.
+    """
+    return RegexTokenizer(TOKEN_PATTERN) | LowercaseFilter()
+
+
+@dataclass
+class FileData:
+    """One file as read from disk: its bytes (possibly capped) and how it was read."""
+
+    rel: str
+    data: bytes
+    mtime_ns: int
+    size: int
+    truncated: bool = False
+
+    @property
+    def hash(self) -> str:
+        return hashlib.blake2b(self.data, digest_size=16).hexdigest()
+
+    def text(self) -> str:
+        """The bytes as text: UTF-8, undecodable bytes replaced."""
+        text = self.data.decode("utf-8", errors="replace")
+        return text[1:] if text.startswith("\ufeff") else text
+
+
+@dataclass
+class Parsed:
+    """What a source made of one file: documents, plus notes worth reporting."""
+
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class Source(Protocol):
+    """A collection's view of its folder. Adding a collection is one module like this."""
+
+    name: ClassVar[str]
+    # Bump when the schema or the mapping from files to documents changes: an index of
+    # another version is rebuilt, never misread.
+    schema_version: ClassVar[int]
+
+    def schema(self) -> Schema:
+        """Fields of this collection's documents (the store adds its own bookkeeping)."""
+        ...
+
+    def wants_dir(self, parts: tuple[str, ...]) -> bool:
+        """Whether a folder (path parts relative to the root) may hold files of ours."""
+        ...
+
+    def wants_file(self, parts: tuple[str, ...]) -> bool:
+        """Whether a file (path parts relative to the root) belongs to this collection."""
+        ...
+
+    def parse(self, file: FileData) -> Parsed:
+        """The documents one file holds; each needs a unique ``key``."""
+        ...
+
+
+def is_hidden(name: str) -> bool:
+    """Dot files, editor backups and swap files: never part of a collection."""
+    return (
+        name.startswith(".")
+        or name.endswith("~")
+        or name.endswith((".swp", ".swx", ".tmp"))
+        or name.startswith("#")
+    )

@@ -1,0 +1,69 @@
+"""conversations: ``{conversations}/{YYYY-MM or YYYY-MM-DD}/{NNN-slug}/**``."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import ClassVar
+
+from whoosh.fields import ID, STORED, TEXT, Schema
+
+from indexer.sources.base import FileData, Parsed, is_hidden, text_analyzer
+
+TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text")
+_DATE_FOLDER = re.compile(r"(\d{4})-(\d{2})(?:-(\d{2}))?")
+
+
+def date_folder(name: str) -> str | None:
+    """'month' or 'day' for a valid date folder name (YYYY-MM or YYYY-MM-DD), else None."""
+    m = _DATE_FOLDER.fullmatch(name)
+    if not m:
+        return None
+    try:
+        date(int(m.group(1)), int(m.group(2)), int(m.group(3) or 1))
+    except ValueError:
+        return None
+    return "day" if m.group(3) else "month"
+
+
+class ConversationsSource:
+    name: ClassVar[str] = "conversations"
+    schema_version: ClassVar[int] = 1
+
+    def schema(self) -> Schema:
+        return Schema(
+            date=ID(stored=True),  # the folder's own date: 2025-11 or 2025-11-10
+            month=ID(),  # YYYY-MM for both granularities, for month filters
+            granularity=STORED(),
+            conversation=ID(stored=True),
+            content=TEXT(analyzer=text_analyzer(), phrase=False),
+        )
+
+    def wants_dir(self, parts: tuple[str, ...]) -> bool:
+        if any(is_hidden(p) for p in parts):
+            return False
+        return date_folder(parts[0]) is not None
+
+    def wants_file(self, parts: tuple[str, ...]) -> bool:
+        return (
+            len(parts) >= 3
+            and date_folder(parts[0]) is not None
+            and not any(is_hidden(p) for p in parts)
+            and parts[-1].lower().endswith(TEXT_SUFFIXES)
+        )
+
+    def parse(self, file: FileData) -> Parsed:
+        parts = file.rel.split("/")
+        folder = parts[0]
+        return Parsed(
+            documents=[
+                {
+                    "key": file.rel,
+                    "date": folder,
+                    "month": folder[:7],
+                    "granularity": date_folder(folder),
+                    "conversation": parts[1],
+                    "content": file.text(),
+                }
+            ]
+        )

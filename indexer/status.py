@@ -1,0 +1,114 @@
+"""What `trove status` reports: each collection's index, and the daemon's health."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from indexer.config import Settings
+from indexer.sources.registry import SOURCES, get_source
+from indexer.store import CollectionIndex, ForeignIndexError
+
+STATUS_FILE = "daemon.json"
+
+
+@dataclass
+class CollectionStatus:
+    collection: str
+    source: str | None
+    source_exists: bool
+    built: bool
+    documents: int
+    index_bytes: int
+    last_update: float | None
+    problem: str = ""
+
+
+def _folder_bytes(path: Path) -> int:
+    total = 0
+    try:
+        for entry in os.scandir(path):
+            if entry.is_file(follow_symlinks=False):
+                total += entry.stat(follow_symlinks=False).st_size
+    except OSError:
+        pass
+    return total
+
+
+def collection_status(settings: Settings, name: str) -> CollectionStatus:
+    source = get_source(name)
+    root = settings.source_root(name)
+    index = CollectionIndex(settings.index_dir, source)
+    status = CollectionStatus(
+        collection=name,
+        source=str(root) if root else None,
+        source_exists=bool(root and root.is_dir()),
+        built=False,
+        documents=0,
+        index_bytes=0,
+        last_update=None,
+    )
+    try:
+        marker = index.check_ours()
+    except ForeignIndexError as exc:
+        status.problem = str(exc)
+        return status
+    if marker is None:
+        return status
+    if marker.get("schema_version") != source.schema_version:
+        status.problem = "index of an older schema: the next reindex rebuilds it"
+    status.built = index.open_for_reading() is not None
+    status.documents = index.doc_count()
+    status.index_bytes = _folder_bytes(index.path)
+    status.last_update = marker.get("last_update")
+    return status
+
+
+def all_status(settings: Settings) -> list[CollectionStatus]:
+    return [collection_status(settings, name) for name in SOURCES]
+
+
+def status_file(settings: Settings) -> Path:
+    return settings.index_dir / STATUS_FILE
+
+
+def read_daemon_status(settings: Settings) -> dict[str, Any] | None:
+    """The daemon's status file, with ``alive`` (its pid runs) and ``stuck`` added."""
+    try:
+        data = json.loads(status_file(settings).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    pid = data.get("pid")
+    data["alive"] = isinstance(pid, int) and _pid_alive(pid)
+    heartbeat = data.get("heartbeat")
+    # The daemon beats at least every few seconds; a minute of silence means it is stuck.
+    data["stuck"] = bool(
+        data["alive"] and isinstance(heartbeat, (int, float)) and time.time() - heartbeat > 60
+    )
+    return data
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().split(b") ", 1)[1][:1] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+def as_json(statuses: list[CollectionStatus], daemon: dict[str, Any] | None) -> dict[str, Any]:
+    return {"collections": [asdict(s) for s in statuses], "daemon": daemon}

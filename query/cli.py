@@ -1,0 +1,237 @@
+"""The `trove` command line: parses arguments, calls the library, formats the answer.
+
+Exit codes: 0 success; 2 invalid input (the message names the problem); 1 anything else.
+Logs and progress go to stderr; stdout carries only the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from indexer.config import ConfigError, Settings, load_settings
+from indexer.sources.registry import SOURCES
+from indexer.store import StoreError
+
+app = typer.Typer(
+    name="trove",
+    help="trove: a persistent full-text index of reports, commands, conversations and ELOG "
+    "logbooks, searched by agents (MCP), people (this CLI) and programs (Python API).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+search_app = typer.Typer(help="Search one collection (or the web).", no_args_is_help=True)
+app.add_typer(search_app, name="search")
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+
+
+class _State:
+    config: str | None = None
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    err.print(f"trove: {message}", markup=False)
+    raise typer.Exit(code)
+
+
+def settings() -> Settings:
+    try:
+        return load_settings(_State.config)
+    except ConfigError as exc:
+        fail(str(exc), 2)
+
+
+def run(call: Callable[[], Any]) -> Any:
+    """Run a library call, turning trove's errors into a message and an exit code."""
+    from query.errors import TroveError
+
+    try:
+        return call()
+    except TroveError as exc:
+        fail(str(exc), 2 if exc.is_input_error else 1)
+    except ConfigError as exc:
+        fail(str(exc), 2)
+    except StoreError as exc:
+        fail(str(exc), 1)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+@app.callback()
+def main_options(
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="Config file (default: $TROVE_CONFIG, then ./trove.toml).",
+            show_default=False,
+        ),
+    ] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Log debug details to stderr.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log only errors.")] = False,
+) -> None:
+    _State.config = config
+    level = logging.DEBUG if debug else logging.ERROR if quiet else logging.WARNING
+    logging.basicConfig(
+        level=level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        force=True,
+    )
+
+
+def _check_collections(names: list[str] | None) -> list[str] | None:
+    for name in names or ():
+        if name not in SOURCES:
+            fail(f"unknown collection '{name}'; known: {', '.join(SOURCES)}", 2)
+    return names or None
+
+
+@app.command()
+def reindex(
+    collection: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--collection",
+            help=f"Only this collection (repeatable): {', '.join(SOURCES)}.",
+            show_default=False,
+        ),
+    ] = None,
+    full: Annotated[bool, typer.Option("--full", help="Rebuild from scratch.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Bring the indexes in line with the files: only what changed (--full rebuilds)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from indexer.reindex import reindex as do_reindex
+
+    names = _check_collections(collection)
+    cfg = settings()
+    with Progress(
+        TextColumn("{task.description:<14}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(name, total=total)
+            bar.update(tasks[name], completed=done, total=total)
+
+        summaries = run(lambda: do_reindex(cfg, names, full=full, progress=progress))
+    if as_json:
+        print_json([s.as_dict() for s in summaries])
+        return
+    table = Table(title="trove reindex" + (" --full" if full else ""))
+    for col in ("collection", "added", "updated", "deleted", "unchanged", "skipped", "seconds"):
+        table.add_column(col, justify="left" if col == "collection" else "right")
+    for s in summaries:
+        table.add_row(
+            s.collection + (" (no source folder)" if s.missing_root else ""),
+            str(s.added),
+            str(s.updated),
+            str(s.deleted),
+            str(s.unchanged),
+            str(sum(s.skipped.values())),
+            f"{s.seconds:.2f}",
+        )
+    out.print(table)
+    for s in summaries:
+        for reason, count in sorted(s.skipped.items()):
+            out.print(f"  {s.collection}: skipped {count} ({reason})", markup=False)
+        for warning in s.warnings:
+            out.print(f"  {s.collection}: {warning}", markup=False)
+
+
+@app.command()
+def status(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
+) -> None:
+    """Documents per collection, index size, last update, and whether the daemon runs."""
+    from indexer.status import all_status, as_json as status_json, read_daemon_status
+
+    cfg = settings()
+    statuses = run(lambda: all_status(cfg))
+    daemon = read_daemon_status(cfg)
+    if as_json:
+        print_json(status_json(statuses, daemon))
+        return
+    table = Table(title=f"trove status ({cfg.index_dir})")
+    for col in ("collection", "documents", "index size", "last update", "source"):
+        table.add_column(col, justify="right" if col in ("documents", "index size") else "left")
+    for s in statuses:
+        source = s.source or "(not configured)"
+        if s.source and not s.source_exists:
+            source += " (missing)"
+        table.add_row(
+            s.collection,
+            str(s.documents) if s.built else "not built",
+            _size(s.index_bytes),
+            _when(s.last_update),
+            source,
+        )
+    out.print(table)
+    for s in statuses:
+        if s.problem:
+            out.print(f"  {s.collection}: {s.problem}", markup=False)
+    out.print(_daemon_line(daemon), markup=False)
+
+
+def _daemon_line(daemon: dict[str, Any] | None) -> str:
+    if daemon is None:
+        return "daemon: not running (never started on this index)"
+    if not daemon.get("alive"):
+        return f"daemon: not running (last pid {daemon.get('pid')}, stopped or crashed)"
+    line = f"daemon: running, pid {daemon['pid']} since {_when(daemon.get('started'))}"
+    if daemon.get("stuck"):
+        line += f"; STUCK: no heartbeat since {_when(daemon.get('heartbeat'))}"
+    line += (
+        f"; last event {_when(daemon.get('last_event'))}, last commit "
+        f"{_when(daemon.get('last_commit'))}, pending {daemon.get('pending', 0)}, "
+        f"errors {daemon.get('errors', 0)}"
+    )
+    if daemon.get("last_error"):
+        line += f" (last: {daemon['last_error']})"
+    return line
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def _when(ts: float | None) -> str:
+    if not ts:
+        return "never"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()
