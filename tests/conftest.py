@@ -1,0 +1,70 @@
+"""Shared fixtures: a config and source folders in tmp_path, HOME pointed there too."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from indexer.config import Settings, settings_from_dict
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("TROVE_CONFIG", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True)
+def _no_thread_left_running():
+    before = set(threading.enumerate())
+    yield
+    left = [
+        t
+        for t in threading.enumerate()
+        if t not in before and t.is_alive() and not t.daemon
+    ]
+    for t in left:
+        t.join(timeout=5)
+    still = [t.name for t in left if t.is_alive()]
+    assert not still, f"threads left running: {still}"
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path) -> Callable[..., Settings]:
+    """Settings over tmp_path/{reports,commands,conversations,elog}, index in tmp_path/index."""
+
+    def make(**sections: dict) -> Settings:
+        raw: dict = {
+            "sources": {
+                "reports": str(tmp_path / "reports"),
+                "commands": str(tmp_path / "commands"),
+                "conversations": str(tmp_path / "conversations"),
+                "elog": str(tmp_path / "elog"),
+            },
+            "index": {"dir": str(tmp_path / "index")},
+        }
+        for name, values in sections.items():
+            raw.setdefault(name, {}).update(values)
+        return settings_from_dict(raw, base=tmp_path)
+
+    return make
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> Callable[[str, str | bytes], Path]:
+    """Write a file under tmp_path (parents created); returns its path."""
+
+    def write_file(rel: str, content: str | bytes) -> Path:
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        return path
+
+    return write_file
