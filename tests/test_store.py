@@ -1,0 +1,325 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from whoosh.query import Prefix
+
+from indexer.reindex import reindex
+from indexer.sources.commands import CommandsSource
+from indexer.sources.reports import ReportsSource
+from indexer.store import (
+    CollectionIndex,
+    ForeignIndexError,
+    IndexLockedError,
+    Syncer,
+    read_file,
+)
+
+
+def indexed_keys(settings, source) -> dict[str, dict]:
+    index = CollectionIndex(settings.index_dir, source).open_for_reading()
+    assert index is not None
+    with index.searcher() as s:
+        return {d["key"]: d for d in s.documents(kind="doc")}
+
+
+def content_hits(settings, source, word: str) -> set[str]:
+    """Reports whose content has a token starting with ``word`` (whatever the analyzer)."""
+    index = CollectionIndex(settings.index_dir, source).open_for_reading()
+    with index.searcher() as s:
+        return {hit["key"] for hit in s.search(Prefix("content", word), limit=None)}
+
+
+def test_reconcile_applies_only_the_difference(make_settings, write, tmp_path) -> None:
+    s = make_settings()
+    write("reports/a/one_20251101.md", "alpha proxy")
+    write("reports/a/two_20251102.md", "beta")
+    write("reports/b/three.md", "gamma")
+    first = Syncer(s, ReportsSource()).reconcile()
+    assert (first.added, first.updated, first.deleted, first.unchanged) == (3, 0, 0, 0)
+
+    again = Syncer(s, ReportsSource()).reconcile()
+    assert (again.added, again.updated, again.deleted, again.unchanged) == (0, 0, 0, 3)
+
+    write("reports/a/one_20251101.md", "alpha changed")
+    (tmp_path / "reports/b/three.md").unlink()
+    write("reports/b/four.md", "delta")
+    third = Syncer(s, ReportsSource()).reconcile()
+    assert (third.added, third.updated, third.deleted, third.unchanged) == (1, 1, 1, 1)
+    assert set(indexed_keys(s, ReportsSource())) == {
+        "a/one_20251101.md", "a/two_20251102.md", "b/four.md"}
+    assert content_hits(s, ReportsSource(), "changed") == {"a/one_20251101.md"}
+    assert content_hits(s, ReportsSource(), "proxy") == set()
+
+
+def test_a_touched_file_with_the_same_content_is_unchanged(make_settings, write) -> None:
+    s = make_settings()
+    path = write("reports/a/r.md", "same")
+    Syncer(s, ReportsSource()).reconcile()
+    os.utime(path, ns=(1, 1))
+    touched = Syncer(s, ReportsSource()).reconcile()
+    assert (touched.added, touched.updated, touched.unchanged) == (0, 0, 1)
+    # ...and the new mtime was recorded, so the next pass does not read it again.
+    assert Syncer(s, ReportsSource()).reconcile().unchanged == 1
+
+
+def test_full_rebuild_gives_the_same_documents(make_settings, write) -> None:
+    s = make_settings()
+    for i in range(5):
+        write(f"reports/c/r{i}.md", f"word{i}")
+    Syncer(s, ReportsSource()).reconcile()
+    before = set(indexed_keys(s, ReportsSource()))
+    full = Syncer(s, ReportsSource()).reconcile(full=True)
+    assert full.added == 5
+    assert set(indexed_keys(s, ReportsSource())) == before
+    assert Syncer(s, ReportsSource()).reconcile().unchanged == 5
+
+
+def test_a_big_build_uses_two_processes_and_keeps_every_document(make_settings, write, monkeypatch) -> None:
+    import indexer.store as store
+
+    monkeypatch.setattr(store, "PARALLEL_THRESHOLD", 50)
+    s = make_settings()
+    for i in range(120):
+        write(f"reports/c{i % 4}/r{i}.md", f"common unique{i}")
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.added == 120
+    assert len(indexed_keys(s, ReportsSource())) == 120
+    assert content_hits(s, ReportsSource(), "unique77") == {"c1/r77.md"}
+    rebuilt = Syncer(s, ReportsSource()).reconcile(full=True)
+    assert rebuilt.added == 120
+    assert len(content_hits(s, ReportsSource(), "common")) == 120
+
+
+def test_missing_source_folder_is_an_empty_collection(make_settings) -> None:
+    s = make_settings()
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.missing_root and summary.added == 0
+    assert CollectionIndex(s.index_dir, ReportsSource()).doc_count() == 0
+
+
+def test_source_folder_deleted_empties_the_index(make_settings, write, tmp_path) -> None:
+    import shutil
+
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    Syncer(s, ReportsSource()).reconcile()
+    shutil.rmtree(tmp_path / "reports")
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.deleted == 1
+    assert indexed_keys(s, ReportsSource()) == {}
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_undecodable_bytes_are_indexed_as_far_as_they_decode(make_settings, write) -> None:
+    s = make_settings()
+    write("reports/a/latin.md", b"proxy caf\xe9 \xff\xfe timeout")
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.added == 1
+    assert content_hits(s, ReportsSource(), "timeout") == {"a/latin.md"}
+
+
+def test_a_binary_file_named_md_is_skipped_with_a_reason(make_settings, write) -> None:
+    s = make_settings()
+    write("reports/a/image.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    write("reports/a/ok.md", "fine")
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.skipped == {"binary file": 1}
+    assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md"}
+    # Remembered: the next pass does not read it again, but still reports it.
+    again = Syncer(s, ReportsSource()).reconcile()
+    assert again.skipped == {"binary file": 1} and again.unchanged == 1
+
+
+def test_a_huge_file_is_indexed_by_a_capped_prefix(make_settings, write) -> None:
+    s = make_settings(index={"max_file_mb": 1})
+    head = "needle at the start\n"
+    write("reports/a/huge.md", head + "filler words here\n" * (20 * 1024 * 1024 // 18) + "tailword\n")
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.added == 1
+    assert any("indexed its first 1.0 MB" in w for w in summary.warnings)
+    assert content_hits(s, ReportsSource(), "needle") == {"a/huge.md"}
+    assert content_hits(s, ReportsSource(), "tailword") == set()
+
+
+def test_empty_files_are_indexed_as_empty_documents(make_settings, write) -> None:
+    s = make_settings()
+    write("reports/a/empty.md", "")
+    assert Syncer(s, ReportsSource()).reconcile().added == 1
+
+
+def test_symlinks_are_not_followed_out_of_the_root_and_loops_end(make_settings, write, tmp_path) -> None:
+    s = make_settings()
+    write("reports/a/inside.md", "inside")
+    secret = write("outside/secret.md", "secret")
+    (tmp_path / "reports/a/leak.md").symlink_to(secret)
+    (tmp_path / "reports/outdir").symlink_to(tmp_path / "outside")
+    (tmp_path / "reports/a/alias.md").symlink_to(tmp_path / "reports/a/inside.md")
+    (tmp_path / "reports/loop").symlink_to(tmp_path / "reports")
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.skipped["symlink pointing outside the root"] == 2
+    keys = set(indexed_keys(s, ReportsSource()))
+    assert keys == {"a/inside.md", "a/alias.md"}
+    assert content_hits(s, ReportsSource(), "secret") == set()
+
+
+def test_read_file_refuses_a_path_leading_out_of_the_root(tmp_path) -> None:
+    from indexer.store import SkipFile
+
+    (tmp_path / "root").mkdir()
+    (tmp_path / "secret.md").write_text("secret")
+    with pytest.raises(SkipFile, match="outside the root"):
+        read_file(tmp_path / "root", "../secret.md", 1000)
+
+
+def test_a_fifo_is_not_read(make_settings, tmp_path) -> None:
+    s = make_settings()
+    (tmp_path / "reports/a").mkdir(parents=True)
+    os.mkfifo(tmp_path / "reports/a/pipe.md")
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.skipped == {"not a regular file": 1}
+
+
+def test_an_unreadable_file_is_skipped_and_the_rest_indexed(make_settings, write, monkeypatch) -> None:
+    # Tests may run as root, which reads any file: make the open fail instead.
+    s = make_settings()
+    write("reports/a/locked.md", "locked")
+    write("reports/a/ok.md", "ok")
+    real_open = os.open
+
+    def deny(path, flags, *args):
+        if str(path).endswith("locked.md"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", deny)
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.skipped == {"unreadable: Permission denied": 1}
+    assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md"}
+
+
+def test_a_file_that_vanishes_between_listing_and_reading(make_settings, write, monkeypatch) -> None:
+    import indexer.store as store
+
+    s = make_settings()
+    gone = write("reports/a/gone.md", "soon gone")
+    write("reports/a/ok.md", "ok")
+    real_walk = store.walk
+
+    def walk_then_delete(root, source):
+        listing = real_walk(root, source)
+        gone.unlink()
+        return listing
+
+    monkeypatch.setattr(store, "walk", walk_then_delete)
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.skipped == {"vanished before it could be read": 1}
+    assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md"}
+
+
+def test_a_foreign_folder_at_the_index_path_is_never_deleted(make_settings, write, tmp_path) -> None:
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    precious = write("index/reports/thesis.tex", "years of work")
+    with pytest.raises(ForeignIndexError, match="not a trove index"):
+        Syncer(s, ReportsSource()).reconcile()
+    assert precious.read_text() == "years of work"
+    assert sorted(os.listdir(tmp_path / "index/reports")) == ["thesis.tex"]
+
+
+def test_a_corrupt_trove_index_is_rebuilt(make_settings, write, tmp_path) -> None:
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    Syncer(s, ReportsSource()).reconcile()
+    for f in (tmp_path / "index/reports").iterdir():
+        if f.suffix == ".toc":
+            f.write_bytes(b"garbage")
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.added == 1
+    assert set(indexed_keys(s, ReportsSource())) == {"a/r.md"}
+
+
+def test_another_schema_version_is_rebuilt_never_misread(make_settings, write, tmp_path) -> None:
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    Syncer(s, ReportsSource()).reconcile()
+    marker = tmp_path / "index/reports/trove-index.json"
+    data = json.loads(marker.read_text())
+    data["schema_version"] = 0
+    marker.write_text(json.dumps(data))
+    assert CollectionIndex(s.index_dir, ReportsSource()).open_for_reading() is None
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.added == 1
+    assert json.loads(marker.read_text())["schema_version"] == ReportsSource.schema_version
+
+
+def test_a_second_writer_waits_then_names_the_holder(make_settings, write, tmp_path) -> None:
+    s = make_settings(index={"lock_timeout_s": 0.3})
+    write("reports/a/r.md", "x")
+    Syncer(s, ReportsSource()).reconcile()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import sys, time
+            from indexer.config import settings_from_dict
+            from indexer.sources.reports import ReportsSource
+            from indexer.store import CollectionIndex
+            ix = CollectionIndex({str(s.index_dir)!r}, ReportsSource())
+            with ix.locked():
+                print("locked", flush=True)
+                sys.stdin.readline()
+        """)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(IndexLockedError) as info:
+            Syncer(s, ReportsSource()).reconcile()
+        assert f"pid {holder.pid}" in str(info.value)
+        assert "waited 0.3 s" in str(info.value)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+        holder.stdout.close()
+    assert Syncer(s, ReportsSource()).reconcile().unchanged == 1
+
+
+def test_apply_rechecks_only_the_given_paths(make_settings, write, tmp_path) -> None:
+    s = make_settings()
+    write("commands/a.md", "---\ntitle: A\n---\nalpha")
+    write("commands/b.md", "---\ntitle: B\n---\nbeta")
+    Syncer(s, CommandsSource()).reconcile()
+    write("commands/a.md", "---\ntitle: A2\n---\nalpha two")
+    write("commands/c.md", "gamma")
+    (tmp_path / "commands/b.md").unlink()
+    applied = Syncer(s, CommandsSource()).apply(["a.md", "b.md"])
+    assert (applied.added, applied.updated, applied.deleted) == (0, 1, 1)
+    assert set(indexed_keys(s, CommandsSource())) == {"a.md"}
+    assert Syncer(s, CommandsSource()).apply(["c.md", "notes.txt"]).added == 1
+
+
+def test_apply_on_a_folder_rewalks_it_and_drops_what_went_away(make_settings, write, tmp_path) -> None:
+    import shutil
+
+    s = make_settings()
+    write("reports/a/r1.md", "one")
+    write("reports/a/r2.md", "two")
+    write("reports/b/r3.md", "three")
+    Syncer(s, ReportsSource()).reconcile()
+    shutil.rmtree(tmp_path / "reports/a")
+    write("reports/c/r4.md", "four")
+    assert Syncer(s, ReportsSource()).apply(["a"]).deleted == 2
+    assert Syncer(s, ReportsSource()).apply(["c"]).added == 1
+    assert set(indexed_keys(s, ReportsSource())) == {"b/r3.md", "c/r4.md"}
+
+
+def test_reindex_rejects_an_unknown_collection(make_settings) -> None:
+    with pytest.raises(ValueError, match="unknown collection nope"):
+        reindex(make_settings(), ["nope"])
