@@ -30,7 +30,7 @@ from typing import Any
 from whoosh import writing
 from whoosh.fields import ID, STORED, Schema
 from whoosh.filedb.filestore import FileStorage
-from whoosh.index import EmptyIndexError, Index
+from whoosh.index import Index
 from whoosh.query import Term
 
 from indexer.config import Settings
@@ -313,7 +313,7 @@ class CollectionIndex:
             return None
         try:
             return self.storage().open_index(schema=full_schema(self.source))
-        except (EmptyIndexError, OSError, ValueError, EOFError, pickle.UnpicklingError):
+        except Exception:  # missing or damaged: the writer rebuilds it
             return None
 
     def _open_for_writing(self) -> tuple[Index, bool]:
@@ -324,7 +324,7 @@ class CollectionIndex:
             if marker.get("schema_version") == self.source.schema_version:
                 try:
                     return storage.open_index(schema=full_schema(self.source)), False
-                except (EmptyIndexError, OSError, ValueError, EOFError, pickle.UnpicklingError) as exc:
+                except Exception as exc:  # any damage: the folder is ours, so rebuild
                     log.warning("%s: index unreadable (%s); rebuilding it", self.path, exc)
             else:
                 log.warning(
@@ -548,10 +548,11 @@ class Syncer:
                 progress(done, total)
             state = files.get(rel)
             if state is not None and (state.mtime_ns, state.size) == (mtime_ns, size):
-                summary.unchanged += 1
-                produced.update(docs.get(rel, ()))
                 if state.skipped:
                     summary.skipped[state.skipped] += 1
+                else:
+                    summary.unchanged += 1
+                produced.update(docs.get(rel, ()))
                 continue
             try:
                 data = read_file(self.root, rel, self.max_bytes)
