@@ -197,6 +197,59 @@ def status(
     out.print(_daemon_line(daemon), markup=False)
 
 
+@search_app.command("web")
+def search_web_command(
+    query: Annotated[str, typer.Argument(help="What to search the web for.", show_default=False)],
+    limit: Annotated[int, typer.Option("--limit", help="At most this many results (1-50).")] = 10,
+    time_range: Annotated[
+        str | None,
+        typer.Option("--time-range", help="Only pages from the last day|week|month|year."),
+    ] = None,
+    categories: Annotated[
+        str | None,
+        typer.Option("--categories", help="SearXNG categories, comma-separated [general]."),
+    ] = None,
+    language: Annotated[
+        str | None, typer.Option("--language", help="Result language, e.g. de or all [en].")
+    ] = None,
+    page: Annotated[int | None, typer.Option("--page", help="SearXNG's result page (1+).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+) -> None:
+    """Search the web through the SearXNG instance set in [web] (with its fallbacks)."""
+    from rich.text import Text
+
+    from query.web import search_web
+
+    cfg = settings()
+    answer = run(
+        lambda: search_web(
+            cfg,
+            query,
+            limit,
+            categories=categories,
+            language=language,
+            time_range=time_range,
+            pageno=page,
+        )
+    )
+    if as_json:
+        print_json(answer.model_dump())
+        return
+    if not answer.results:
+        out.print(f"no web results for {answer.query!r}", markup=False)
+        return
+    table = Table(title=Text(f"web: {answer.query} ({answer.total} results)"))
+    table.add_column("#", justify="right")
+    table.add_column("title")
+    table.add_column("url", overflow="fold")
+    table.add_column("engine")
+    table.add_column("score", justify="right")
+    for n, r in enumerate(answer.results, 1):
+        score = "-" if r.score is None else f"{r.score:.2f}"
+        table.add_row(str(n), Text(r.title), Text(r.url), Text(r.engine), score)
+    out.print(table)
+
+
 def _daemon_line(daemon: dict[str, Any] | None) -> str:
     if daemon is None:
         return "daemon: not running (never started on this index)"

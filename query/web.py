@@ -1,0 +1,546 @@
+"""Web search through a SearXNG instance's JSON API (``GET {searxng_url}/search``).
+
+A `WebSearcher` is built once per process from ``[web]`` settings and kept: it owns the
+HTTP client, a TTL cache of answers and a per-process rate limit. The endpoints
+(``searxng_url``, then each of ``fallback_urls``) are tried in order; any failure of one
+(connection, timeout, 403, 429, other HTTP status, a body that is not SearXNG JSON)
+moves on to the next, and when all fail the error lists each endpoint's failure.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import socket
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Self
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+
+from indexer.config import Settings, WebSettings
+from query.errors import TroveError
+
+log = logging.getLogger(__name__)
+
+MAX_LIMIT = 50
+MAX_QUERY_CHARS = 1000
+TIME_RANGES = ("day", "week", "month", "year")
+DEFAULT_CATEGORIES = "general"
+DEFAULT_LANGUAGE = "en"
+# A SearXNG page is tens of kilobytes; anything far larger is not a search answer.
+MAX_BODY_BYTES = 10 * 1024 * 1024
+CACHE_MAX_ENTRIES = 256
+
+TimeRange = Literal["day", "week", "month", "year"]
+
+_CATEGORIES_RE = re.compile(r"[A-Za-z0-9_ ]+(,[A-Za-z0-9_ ]+)*")
+_LANGUAGE_RE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*|all|auto")
+
+
+class WebResult(BaseModel):
+    """One web page found by SearXNG."""
+
+    model_config = ConfigDict(frozen=True)
+
+    title: str = Field(description="The page's title.")
+    content: str = Field(description="A snippet of the page's text (may be empty).")
+    url: str = Field(description="The page's address.")
+    score: float | None = Field(
+        description="SearXNG's own relevance score, as it sent it: higher is better, but it "
+        "is not on a 0-1 scale (it grows with the number of engines that found the page). "
+        "Null when the instance sent none."
+    )
+    engine: str = Field(description="The search engine that found the page (e.g. duckduckgo).")
+    category: str = Field(description="SearXNG's category of the result (e.g. general, news).")
+    published_date: str | None = Field(
+        default=None, description="When the page was published, as SearXNG sent it (ISO 8601)."
+    )
+
+
+class WebSearchResponse(BaseModel):
+    """The answer to a web search."""
+
+    query: str = Field(description="The query that was searched.")
+    total: int = Field(description="How many results this answer holds.")
+    results: list[WebResult] = Field(description="The results, in SearXNG's order.")
+
+
+class _EndpointFailure(Exception):
+    """One endpoint failed; the message reads after 'SearXNG at <endpoint> '."""
+
+
+class _TTLCache:
+    """A small thread-safe cache whose entries expire ``ttl`` seconds after they were stored."""
+
+    def __init__(self, ttl: float, clock: Callable[[], float], max_entries: int) -> None:
+        self.ttl = ttl
+        self._clock = clock
+        self._max = max_entries
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple[tuple[str, str], ...], tuple[float, Any]] = OrderedDict()
+
+    def get(self, key: tuple[tuple[str, str], ...]) -> Any | None:
+        if self.ttl <= 0:
+            return None
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            stored, value = entry
+            if self._clock() - stored >= self.ttl:
+                del self._entries[key]
+                return None
+            return value
+
+    def put(self, key: tuple[tuple[str, str], ...], value: Any) -> None:
+        if self.ttl <= 0:
+            return
+        with self._lock:
+            self._entries[key] = (self._clock(), value)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._max:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+class _RateLimiter:
+    """Spaces upstream requests at least ``interval`` seconds apart, across threads.
+
+    Each caller reserves the next free turn under a lock, then sleeps until it comes,
+    so waiting callers never busy-loop and never take the same turn.
+    """
+
+    def __init__(
+        self,
+        interval: float,
+        max_wait: float,
+        clock: Callable[[], float],
+        sleep: Callable[[float], None],
+    ) -> None:
+        self.interval = interval
+        self.max_wait = max_wait
+        self._clock = clock
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._next_turn: float | None = None
+
+    def wait_turn(self) -> float:
+        """Wait (bounded) until this caller may send a request; return the seconds waited."""
+        if self.interval <= 0:
+            return 0.0
+        with self._lock:
+            now = self._clock()
+            turn = now if self._next_turn is None else max(now, self._next_turn)
+            wait = turn - now
+            if wait > self.max_wait:
+                raise TroveError(
+                    "UPSTREAM_ERROR",
+                    f"too many web searches are waiting for their turn (the next free one is "
+                    f"{wait:.1f} s away; [web] min_interval_s = {self.interval:g} s): "
+                    "try again shortly",
+                )
+            self._next_turn = turn + self.interval
+        if wait > 0:
+            log.debug("rate limit: waiting %.3f s ([web] min_interval_s = %g)", wait, self.interval)
+            self._sleep(wait)
+        return wait
+
+
+class WebSearcher:
+    """Searches the web through SearXNG; keep one per process (it caches and rate-limits).
+
+    ``clock`` and ``sleep`` drive the cache and the rate limit (tests pass fakes); the
+    HTTP timeout always runs on real time.
+    """
+
+    def __init__(
+        self,
+        settings: WebSettings,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        max_wait_s: float | None = None,
+    ) -> None:
+        self.settings = settings
+        self.endpoints = _endpoints(settings)
+        self._client = httpx.Client(
+            timeout=settings.timeout_s,
+            follow_redirects=True,
+            headers={"Accept": "application/json", "User-Agent": "trove (web search)"},
+        )
+        self._cache = _TTLCache(settings.cache_ttl_s, clock, CACHE_MAX_ENTRIES)
+        if max_wait_s is None:
+            max_wait_s = max(settings.timeout_s, settings.min_interval_s)
+        self._limiter = _RateLimiter(settings.min_interval_s, max_wait_s, clock, sleep)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        categories: str | None = None,
+        language: str | None = None,
+        time_range: str | None = None,
+        pageno: int | None = None,
+        safesearch: int | None = None,
+    ) -> WebSearchResponse:
+        """Search the web; at most ``limit`` (1-50) results, in SearXNG's order.
+
+        Raises `TroveError`: INVALID_QUERY / INVALID_ARGUMENT for bad arguments,
+        UPSTREAM_ERROR when no endpoint gave an answer.
+        """
+        text = _check_query(query)
+        _check_int("limit", limit, 1, MAX_LIMIT)
+        params = _request_params(text, categories, language, time_range, pageno, safesearch)
+        key = tuple(sorted(params.items()))
+        results = self._cache.get(key)
+        if results is not None:
+            log.debug("cache hit for %s (%d results cached)", params, len(results))
+        else:
+            log.debug("cache miss for %s", params)
+            self._limiter.wait_turn()
+            results = self._fetch(params)
+            self._cache.put(key, results)
+        chosen = list(results[:limit])
+        return WebSearchResponse(query=text, total=len(chosen), results=chosen)
+
+    def _fetch(self, params: dict[str, str]) -> tuple[WebResult, ...]:
+        failures: list[str] = []
+        for endpoint in self.endpoints:
+            where = (
+                "[web] searxng_url"
+                if endpoint == self.settings.searxng_url.strip()
+                else "[web] fallback_urls"
+            )
+            try:
+                results = self._fetch_from(endpoint, where, params)
+            except _EndpointFailure as exc:
+                failures.append(f"SearXNG at {endpoint} {exc}")
+                log.debug("%s", failures[-1])
+                continue
+            if failures:
+                log.warning(
+                    "answered by %s after %d endpoint(s) failed: %s",
+                    endpoint,
+                    len(failures),
+                    "; ".join(failures),
+                )
+            return results
+        if len(failures) == 1:
+            raise TroveError("UPSTREAM_ERROR", failures[0])
+        listed = "; ".join(f"({n}) {f}" for n, f in enumerate(failures, 1))
+        raise TroveError(
+            "UPSTREAM_ERROR",
+            f"all {len(failures)} SearXNG endpoints failed ([web] searxng_url, then "
+            f"fallback_urls, in order): {listed}",
+        )
+
+    def _fetch_from(
+        self, endpoint: str, where: str, params: dict[str, str]
+    ) -> tuple[WebResult, ...]:
+        url = _search_url(endpoint)
+        timeout = self.settings.timeout_s
+        log.debug("GET %s params=%s (timeout %g s)", url, params, timeout)
+        started = time.monotonic()
+        try:
+            with self._client.stream("GET", url, params=params) as response:
+                log.debug(
+                    "%s answered %d %s (content-type %r) after %.3f s",
+                    url,
+                    response.status_code,
+                    response.reason_phrase,
+                    response.headers.get("content-type", ""),
+                    time.monotonic() - started,
+                )
+                if response.status_code != 200:
+                    body = _read_body(response, started + timeout, limit=2048, truncate=True)
+                    log.debug("error body starts: %r", body[:300])
+                    raise _EndpointFailure(_status_problem(response, where))
+                body = _read_body(response, started + timeout, limit=MAX_BODY_BYTES)
+        except httpx.TimeoutException as exc:
+            log.debug("%s: timeout: %r", url, exc)
+            raise _EndpointFailure(
+                f"did not answer within {timeout:g} s ([web] timeout_s): it may be overloaded "
+                "or unreachable"
+            ) from exc
+        except httpx.HTTPError as exc:
+            log.debug("%s: request failed: %r", url, exc)
+            raise _EndpointFailure(_connection_problem(exc, endpoint, where)) from exc
+        except httpx.InvalidURL as exc:
+            raise _EndpointFailure(f"is not a usable URL ({exc}); check {where}") from exc
+        log.debug("read %d bytes: %r", len(body), body[:500])
+        return _parse_body(body, response.headers.get("content-type", ""), where)
+
+
+def search_web(
+    settings: Settings | WebSettings,
+    query: str,
+    limit: int = 10,
+    *,
+    categories: str | None = None,
+    language: str | None = None,
+    time_range: str | None = None,
+    pageno: int | None = None,
+    safesearch: int | None = None,
+) -> WebSearchResponse:
+    """One web search with a short-lived `WebSearcher` (long-running callers keep one)."""
+    web = settings.web if isinstance(settings, Settings) else settings
+    with WebSearcher(web) as searcher:
+        return searcher.search(
+            query,
+            limit,
+            categories=categories,
+            language=language,
+            time_range=time_range,
+            pageno=pageno,
+            safesearch=safesearch,
+        )
+
+
+def _endpoints(settings: WebSettings) -> tuple[str, ...]:
+    seen: list[str] = []
+    for url in (settings.searxng_url, *settings.fallback_urls):
+        url = url.strip()
+        if url and url not in seen:
+            seen.append(url)
+    if not seen:
+        raise TroveError(
+            "UPSTREAM_ERROR", "no SearXNG endpoint is configured: set [web] searxng_url"
+        )
+    return tuple(seen)
+
+
+def _search_url(endpoint: str) -> str:
+    base = endpoint.rstrip("/")
+    return base if base.endswith("/search") else base + "/search"
+
+
+def _check_query(query: object) -> str:
+    if not isinstance(query, str):
+        raise TroveError("INVALID_QUERY", f"query must be text, got {type(query).__name__}")
+    text = query.strip()
+    if not text:
+        raise TroveError("INVALID_QUERY", "Query is empty: give the words to search the web for")
+    if len(text) > MAX_QUERY_CHARS:
+        raise TroveError(
+            "INVALID_QUERY",
+            f"Query is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}: shorten it",
+        )
+    return text
+
+
+def _check_int(name: str, value: object, low: int, high: int | None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TroveError("INVALID_ARGUMENT", f"{name} must be a whole number, got {value!r}")
+    if value < low or (high is not None and value > high):
+        allowed = f"{low}-{high}" if high is not None else f"{low} or more"
+        raise TroveError("INVALID_ARGUMENT", f"{name} must be {allowed}, got {value}")
+    return value
+
+
+def _request_params(
+    query: str,
+    categories: str | None,
+    language: str | None,
+    time_range: str | None,
+    pageno: int | None,
+    safesearch: int | None,
+) -> dict[str, str]:
+    """The query string sent to SearXNG; it is also the cache key (it names no endpoint)."""
+    if categories is None:
+        categories = DEFAULT_CATEGORIES
+    if not isinstance(categories, str) or not _CATEGORIES_RE.fullmatch(categories.strip()):
+        raise TroveError(
+            "INVALID_ARGUMENT",
+            f"categories must be comma-separated SearXNG category names (e.g. 'general,news'), "
+            f"got {categories!r}",
+        )
+    if language is None:
+        language = DEFAULT_LANGUAGE
+    if not isinstance(language, str) or not _LANGUAGE_RE.fullmatch(language.strip()):
+        raise TroveError(
+            "INVALID_ARGUMENT",
+            f"language must be a language code such as 'en', 'de-CH', 'all' or 'auto', "
+            f"got {language!r}",
+        )
+    params = {
+        "q": query,
+        "format": "json",
+        "categories": ",".join(c.strip() for c in categories.split(",")),
+        "language": language.strip(),
+    }
+    if time_range is not None:
+        if time_range not in TIME_RANGES:
+            raise TroveError(
+                "INVALID_ARGUMENT",
+                f"time_range must be one of {', '.join(TIME_RANGES)}, got {time_range!r}",
+            )
+        params["time_range"] = time_range
+    if pageno is not None:
+        params["pageno"] = str(_check_int("pageno", pageno, 1, None))
+    if safesearch is not None:
+        params["safesearch"] = str(_check_int("safesearch", safesearch, 0, 2))
+    return params
+
+
+def _read_body(
+    response: httpx.Response, deadline: float, limit: int, truncate: bool = False
+) -> bytes:
+    # httpx's timeout bounds each read; the deadline bounds a server that trickles bytes.
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            if truncate:
+                break
+            raise _EndpointFailure(
+                f"sent more than {limit // (1024 * 1024)} MB; that is not a search answer"
+            )
+        if time.monotonic() > deadline:
+            raise httpx.ReadTimeout("the answer took longer than the timeout to arrive")
+    return b"".join(chunks)
+
+
+def _status_problem(response: httpx.Response, where: str) -> str:
+    status = response.status_code
+    said = f"answered HTTP {status} {response.reason_phrase}".rstrip()
+    if status == 403:
+        return (
+            f"{said}: the instance must enable JSON output; add `search: formats: "
+            "[html, json]` to its settings.yml and restart it"
+        )
+    if status == 429:
+        return (
+            f"{said}: rate limited by the instance; wait and retry, raise [web] "
+            "min_interval_s, or exempt this client in the instance's limiter settings"
+        )
+    if status == 404:
+        return f"{said}: is {where} the instance's base URL?"
+    if status >= 500:
+        return f"{said}: the instance failed; check its logs or try again later"
+    return f"{said}: expected 200 with a JSON body"
+
+
+def _connection_problem(exc: httpx.HTTPError, endpoint: str, where: str) -> str:
+    if isinstance(exc, httpx.UnsupportedProtocol):
+        return f"is not an http:// or https:// URL; check {where}"
+    cause = _root_os_error(exc)
+    if isinstance(cause, socket.gaierror):
+        host = httpx.URL(endpoint).host
+        return (
+            f"cannot be reached: the host name {host!r} does not resolve ({cause.strerror or cause}); "
+            f"check {where}"
+        )
+    if isinstance(cause, ConnectionRefusedError):
+        return f"refused the connection: is SearXNG running there? check {where}"
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot be reached ({cause or exc}); check the address and the network"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"broke the connection without a proper HTTP answer ({exc})"
+    return f"failed: {type(exc).__name__}: {exc}"
+
+
+def _root_os_error(exc: BaseException) -> OSError | None:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _parse_body(body: bytes, content_type: str, where: str) -> tuple[WebResult, ...]:
+    text = body.decode("utf-8-sig", errors="replace")
+    start = text.lstrip()[:1]
+    if start not in ("{", "["):
+        raise _EndpointFailure(
+            f"did not answer JSON (content-type {content_type or 'none'!r}, body starts "
+            f"{_first_bytes(text)}): is it a SearXNG instance with JSON output enabled "
+            "(`search: formats: [html, json]` in its settings.yml)"
+        )
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _EndpointFailure(
+            f"answered malformed JSON ({exc.msg} at character {exc.pos}); the body starts "
+            f"{_first_bytes(text)}"
+        ) from exc
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise _EndpointFailure(
+            f"answered JSON without a 'results' list (starts {_first_bytes(text)}): is "
+            f"{where} a SearXNG instance?"
+        )
+    log.debug(
+        "parsed JSON: %d raw results, number_of_results=%s, %d answers, unresponsive engines: %s",
+        len(data["results"]),
+        data.get("number_of_results", "(not sent)"),
+        len(data.get("answers") or ()),
+        data.get("unresponsive_engines") or "none",
+    )
+    results = []
+    for position, raw in enumerate(data["results"]):
+        result = _to_result(raw)
+        if result is None:
+            log.debug("skipped raw result %d (no url): %r", position, raw)
+        else:
+            results.append(result)
+    log.debug("mapped %d results", len(results))
+    return tuple(results)
+
+
+def _first_bytes(text: str, n: int = 60) -> str:
+    head = " ".join(text[: n * 2].split())
+    return repr(head[:n] + ("..." if len(head) > n else ""))
+
+
+def _to_result(raw: object) -> WebResult | None:
+    if not isinstance(raw, Mapping):
+        return None
+    url = raw.get("url")
+    if not isinstance(url, str) or not url:
+        return None
+    engine = raw.get("engine")
+    if not engine:
+        engines = raw.get("engines")
+        engine = engines[0] if isinstance(engines, list) and engines else ""
+    score = raw.get("score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        score = None
+    published = raw.get("publishedDate") or raw.get("pubdate") or raw.get("published_date")
+    return WebResult(
+        title=_text(raw.get("title")),
+        content=_text(raw.get("content")),
+        url=url,
+        score=score,
+        engine=_text(engine),
+        category=_text(raw.get("category")),
+        published_date=published if isinstance(published, str) and published else None,
+    )
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
