@@ -1,0 +1,647 @@
+"""elog: an elogd logbook folder, ``YYYY/YYMMDDa.log`` (or ``YYMMDDa.log`` at the top).
+
+One document per submitted entry, keyed by its message id. The on-disk format is
+described in ELOG-FORMAT.md; :func:`parse_logbook_file` reads it (from disk or from
+``?cmd=download`` / ``?mode=Raw`` over HTTP) without touching anything else.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
+from email.utils import parsedate_to_datetime
+from itertools import pairwise
+from pathlib import Path
+from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
+
+from whoosh.analysis import LowercaseFilter, Token, Tokenizer
+from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
+
+from indexer.sources.base import CJK_CHARS, FileData, Parsed
+
+# Old entries carry ctime dates without a zone: they are the server's local time.
+# SwissFEL's elogd runs at PSI, so that zone is fixed here. An ambiguous local time
+# (the repeated hour in October) is read as the first of the two (summer time).
+SERVER_ZONE = ZoneInfo("Europe/Zurich")
+
+SEPARATOR = "=" * 40
+RESERVED_KEYS = frozenset(
+    {"$@mid@$", "date", "reply to", "in reply to", "attachment", "encoding", "locked by", "draft"}
+)
+
+# Allowed filter values when no elogd.cfg is configured (ELOG-FORMAT.md, "SwissFEL
+# conventions"). Older entries also hold values outside these lists.
+SWISSFEL_DEFAULTS: dict[str, list[str]] = {
+    "Category": [
+        "Info",
+        "Problem",
+        "Pikett",
+        "Access",
+        "Measurement summary",
+        "Shift summary",
+        "Tipps & Tricks",
+        "Überbrückung",
+        "Schicht-Auftrag",
+        "RC exchange minutes",
+        "Weekly reference settings",
+        "Schicht-Übergabe",
+        "DCM minutes",
+        "Laser- & Gun-Performance Routine",
+        "Seed laser operation",
+    ],
+    "System": [
+        "Beamdynamics",
+        "Controls",
+        "Diagnostics",
+        "Electric supply",
+        "Feedbacks",
+        "Insertion-devices",
+        "Laser",
+        "Magnet Power Supplies",
+        "Operation",
+        "Photonics",
+        "PLC",
+        "RF",
+        "Safety",
+        "Timing & Sync",
+        "Vacuum",
+        "Water cooling & Ventilation",
+        "Other",
+        "Unknown",
+    ],
+    "Domain": [
+        "Injector",
+        "Linac1",
+        "Linac2",
+        "Linac3",
+        "Aramis",
+        "Aramis Beamlines",
+        "Athos",
+        "Athos Beamlines",
+        "Global",
+    ],
+}
+FILTER_ATTRIBUTES = ("Category", "System", "Domain")
+
+
+# --------------------------------------------------------------------------- entries
+
+
+@dataclass(slots=True)
+class ElogEntry:
+    """One record of a logbook file, as elogd wrote it."""
+
+    id: int
+    date: datetime | None  # aware; None when the Date header is missing or unreadable
+    reply_to: list[int]  # direct children, from "Reply to"
+    in_reply_to: int | None  # the parent, from "In reply to"
+    attributes: dict[str, str]  # every non-reserved header, file order, values as given
+    title: str  # attribute "Title", else "Subject"
+    author: str
+    category: str
+    system: str
+    domain: str
+    section: str
+    encoding: str  # "plain", "ELCode" or "HTML" as written ("plain" when missing)
+    attachments: list[str]
+    locked_by: str | None
+    draft: bool
+    body: str  # raw, as stored
+    text: str  # what a reader sees: tags stripped, entities decoded
+
+
+_MARKER = re.compile(rb"^\$@MID@\$:", re.MULTILINE)
+_ATOI = re.compile(r"\s*([+-]?\d+)")
+_SEPARATOR_LINE = re.compile(rf"^{SEPARATOR}\r?$", re.MULTILINE)
+_NUMBERS = re.compile(r"\d+")
+_CTIME = re.compile(
+    r"\s*[A-Za-z]{3}\s+([A-Za-z]{3})\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})\s*$"
+)
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1
+    )
+}
+
+
+def parse_logbook_file(data: bytes, warnings: list[str] | None = None) -> list[ElogEntry]:
+    """Every record with an id > 0 in a logbook file, drafts included, in file order.
+
+    Each record is decoded on its own (UTF-8, else cp1252), since real logbooks mix
+    them. Problems that do not stop parsing are appended to ``warnings`` if given.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    starts = [m.start() for m in _MARKER.finditer(data)]
+    starts.append(len(data))
+    entries: list[ElogEntry] = []
+    for begin, end in pairwise(starts):
+        entry = _parse_record(_decode(data[begin:end]), warnings)
+        if entry is not None:
+            entries.append(entry)
+    return entries
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    try:
+        return raw.decode("cp1252")
+    except UnicodeDecodeError:  # the five bytes cp1252 leaves undefined
+        return raw.decode("latin-1")
+
+
+def _parse_record(record: str, warnings: list[str] | None) -> ElogEntry | None:
+    eol = record.find("\n")
+    first = record[len("$@MID@$:") : eol if eol >= 0 else len(record)]
+    m = _ATOI.match(first)  # elogd reads the id with atoi(): junk reads as 0
+    msg_id = int(m.group(1)) if m else 0
+    if msg_id <= 0:
+        return None
+    sep = _SEPARATOR_LINE.search(record)
+    if sep is None:
+        if warnings is not None:
+            warnings.append(f"entry {msg_id}: no header separator line; read without a body")
+        head, body = record, ""
+    else:
+        head = record[: sep.start()]
+        body = record[sep.end() + 1 :]  # past the separator's "\n"
+        body = body.removesuffix("\n")
+        body = body.removesuffix("\r")
+
+    reserved: dict[str, str] = {}
+    attributes: dict[str, str] = {}
+    for line in head.split("\n")[1:]:
+        colon = line.find(":")
+        if colon < 0:
+            continue
+        key = line[:colon]
+        value = line[colon + 2 :]
+        value = value.removesuffix("\r")
+        lower = key.lower()
+        if lower in RESERVED_KEYS:
+            reserved.setdefault(lower, value)
+        elif key not in attributes:
+            attributes[key] = value
+
+    by_name: dict[str, str] = {}
+    for key, value in attributes.items():
+        by_name.setdefault(key.strip().lower(), value.strip())
+
+    when = parse_date(reserved.get("date", ""))
+    if when is None and warnings is not None:
+        warnings.append(f"entry {msg_id}: no readable Date ({reserved.get('date', '')!r})")
+    parents = [n for n in map(int, _NUMBERS.findall(reserved.get("in reply to", ""))) if n > 0]
+    encoding = reserved.get("encoding", "").strip() or "plain"
+    return ElogEntry(
+        id=msg_id,
+        date=when,
+        reply_to=[n for n in map(int, _NUMBERS.findall(reserved.get("reply to", ""))) if n > 0],
+        in_reply_to=parents[0] if parents else None,
+        attributes=attributes,
+        title=by_name.get("title") or by_name.get("subject", ""),
+        author=by_name.get("author", ""),
+        category=by_name.get("category", ""),
+        system=by_name.get("system", ""),
+        domain=by_name.get("domain", ""),
+        section=by_name.get("section", ""),
+        encoding=encoding,
+        attachments=[a.strip() for a in reserved.get("attachment", "").split(",") if a.strip()],
+        locked_by=reserved.get("locked by"),
+        draft="draft" in reserved,
+        body=body,
+        text=visible_text(body, encoding),
+    )
+
+
+def parse_date(value: str) -> datetime | None:
+    """An entry's Date: RFC 2822 with its offset, or (25 chars or fewer) ctime local time."""
+    value = value.strip()
+    if not value:
+        return None
+    if len(value) <= 25:
+        return _ctime(value) or _rfc2822(value)
+    return _rfc2822(value) or _ctime(value)
+
+
+def _ctime(value: str) -> datetime | None:
+    m = _CTIME.match(value)
+    if not m or m.group(1).lower() not in _MONTHS:
+        return None
+    try:
+        return datetime(
+            int(m.group(6)),
+            _MONTHS[m.group(1).lower()],
+            int(m.group(2)),
+            int(m.group(3)),
+            int(m.group(4)),
+            int(m.group(5)),
+            tzinfo=SERVER_ZONE,
+        )
+    except ValueError:
+        return None
+
+
+def _rfc2822(value: str) -> datetime | None:
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    # "-0000" means UTC with the local zone unknown.
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+# --------------------------------------------------------------------------- visible text
+
+
+def visible_text(body: str, encoding: str) -> str:
+    """The text a reader sees of a body in the given encoding."""
+    kind = encoding.strip().lower()
+    if kind == "html":
+        return html_to_text(body)
+    if kind == "elcode":
+        return elcode_to_text(body)
+    return body.replace("\r\n", "\n")
+
+
+_HTML_DROP = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL)
+_HTML_SPACE = re.compile(r"[ \t\r\n\f]+")
+_HTML_BLOCK = re.compile(
+    r"<\s*/?\s*(?:p|div|h[1-6]|ul|ol|dl|table|blockquote|pre|hr|caption|section|article"
+    r"|header|footer|figure|figcaption)\b[^>]*>",
+    re.IGNORECASE,
+)
+_HTML_LINE = re.compile(r"<\s*(?:br|li|tr|dt|dd)\b[^>]*>", re.IGNORECASE)
+_HTML_CELL = re.compile(r"<\s*/?\s*(?:td|th)\b[^>]*>", re.IGNORECASE)
+_HTML_TAG = re.compile(r"<\s*/?\s*[A-Za-z][^>]*>|<![^>]*>|<\?[^>]*>")
+
+
+def html_to_text(body: str) -> str:
+    """Tags stripped (script and style with their contents), entities decoded."""
+    text = _HTML_DROP.sub(" ", body)
+    text = _HTML_SPACE.sub(" ", text)  # source line breaks are spaces in HTML
+    text = _HTML_BLOCK.sub("\n\n", text)
+    text = _HTML_LINE.sub("\n", text)
+    text = _HTML_CELL.sub(" ", text)
+    text = _HTML_TAG.sub("", text)
+    return _tidy(html.unescape(text))
+
+
+_ELCODE_URL = re.compile(r"\[url=([^\]\n]*)\](.*?)\[/url\]", re.IGNORECASE | re.DOTALL)
+_ELCODE_TABLE = re.compile(r"\[table\b[^\]\n]*\](.*?)\[/table\]", re.IGNORECASE | re.DOTALL)
+_ELCODE_ROW = re.compile(r"^[ \t]*\|-[ \t]*(?:\n|$)", re.MULTILINE)
+_ELCODE_BREAK = re.compile(r"\n?[ \t]*\[(?:\*|line|hr|br)\]", re.IGNORECASE)
+_ELCODE_TAG = re.compile(
+    r"\[/?(?:b|i|u|s|h[1-6]|center|left|right|justify|quote|code\d?|list|table|img|email"
+    r"|url|size|font|color|sub|sup|elog)(?:[= ][^\]\n]*)?\]|\[anchor:[^\]\n]*\]",
+    re.IGNORECASE,
+)
+
+
+def elcode_to_text(body: str) -> str:
+    """ELCode tags stripped; a link keeps its text and its address."""
+
+    def link(m: re.Match[str]) -> str:
+        url, label = m.group(1).strip().strip("\"'"), m.group(2)
+        return f"{label} ({url})" if label.strip() and label.strip() != url else url
+
+    def table(m: re.Match[str]) -> str:
+        return "\n" + _ELCODE_ROW.sub("", m.group(1)).replace("|", " | ") + "\n"
+
+    text = _ELCODE_URL.sub(link, body.replace("\r\n", "\n"))
+    text = _ELCODE_TABLE.sub(table, text)
+    text = _ELCODE_BREAK.sub("\n", text)
+    text = _ELCODE_TAG.sub("", text)
+    return _tidy(text)
+
+
+_BLANK_LINES = re.compile(r"\n{3,}")
+
+
+def _tidy(text: str) -> str:
+    """Runs of spaces made one, lines trimmed, at most one blank line in a row."""
+    lines = [" ".join(line.split()) for line in text.split("\n")]
+    return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
+
+
+# --------------------------------------------------------------------------- analysis
+
+_PART = rf"[^\W_{CJK_CHARS}]+"
+_DEVICE_TOKEN = re.compile(rf"[{CJK_CHARS}]|{_PART}(?:[-:._]+{_PART})*")
+_DEVICE_PART = re.compile(_PART)
+_SEPARATORS = re.compile(r"[-:._]")
+# Names with more parts than this index the whole and the parts only.
+MAX_RUN_PARTS = 8
+
+
+class DeviceTokenizer(Tokenizer):
+    """Words, keeping device names whole and in parts.
+
+    ``SARBD01-MBND100:ENERGY-OP`` is indexed as the whole name, every run of two or
+    more of its parts (``SARBD01-MBND100``, ``MBND100:ENERGY-OP``...) and each part
+    (``SARBD01``, ``MBND100``, ``ENERGY``, ``OP``), split on ``- : . _``. A query
+    (``mode="query"``) yields the name whole, so a device name or any run of its parts
+    is one exact term. Parts take consecutive positions; the whole and the runs take
+    the position of their first part.
+    """
+
+    def __call__(  # type: ignore[override]
+        self,
+        value: str,
+        positions: bool = False,
+        chars: bool = False,
+        keeporiginal: bool = False,
+        removestops: bool = True,
+        start_pos: int = 0,
+        start_char: int = 0,
+        tokenize: bool = True,
+        mode: str = "",
+        **kwargs: Any,
+    ) -> Any:
+        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        if not tokenize:
+            t.original = t.text = value
+            t.boost = 1.0
+            if positions:
+                t.pos = start_pos
+            if chars:
+                t.startchar, t.endchar = start_char, start_char + len(value)
+            yield t
+            return
+        split = mode != "query"
+        pos = start_pos
+        for match in _DEVICE_TOKEN.finditer(value):
+            word = match.group()
+            parts = (
+                [(p.start(), p.end()) for p in _DEVICE_PART.finditer(word)]
+                if split and _SEPARATORS.search(word)
+                else []
+            )
+            spans = [(0, len(word))]
+            if len(parts) > 1:
+                if len(parts) <= MAX_RUN_PARTS:
+                    spans += [
+                        (parts[i][0], parts[j][1])
+                        for i in range(len(parts))
+                        for j in range(i + 1, len(parts))
+                        if (i, j) != (0, len(parts) - 1)
+                    ]
+                spans += parts
+            else:
+                parts = [(0, len(word))]
+            first = {start: n for n, (start, _) in enumerate(parts)}
+            for start, end in spans:
+                t.text = word[start:end]
+                t.boost = 1.0
+                t.stopped = False
+                if keeporiginal:
+                    t.original = t.text
+                if positions:
+                    t.pos = pos + first[start]
+                if chars:
+                    t.startchar = start_char + match.start() + start
+                    t.endchar = start_char + match.start() + end
+                yield t
+            pos += len(parts)
+
+
+def elog_analyzer() -> Any:
+    """Words and device names (whole and in parts), lower-cased; no stemming."""
+    return DeviceTokenizer() | LowercaseFilter()
+
+
+class ChoiceTokenizer(Tokenizer):
+    """Each choice of an attribute value (``a | b`` holds two) as one trimmed token."""
+
+    def __call__(  # type: ignore[override]
+        self,
+        value: str,
+        positions: bool = False,
+        chars: bool = False,
+        keeporiginal: bool = False,
+        removestops: bool = True,
+        start_pos: int = 0,
+        start_char: int = 0,
+        tokenize: bool = True,
+        mode: str = "",
+        **kwargs: Any,
+    ) -> Any:
+        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        offset = 0
+        choices = value.split("|") if tokenize else [value]
+        for n, choice in enumerate(choices):
+            text = choice.strip()
+            if text:
+                t.text = text
+                t.boost = 1.0
+                t.stopped = False
+                if keeporiginal:
+                    t.original = text
+                if positions:
+                    t.pos = start_pos + n
+                if chars:
+                    t.startchar = start_char + offset + choice.index(text)
+                    t.endchar = t.startchar + len(text)
+                yield t
+            offset += len(choice) + 1
+
+
+def choice_analyzer() -> Any:
+    return ChoiceTokenizer() | LowercaseFilter()
+
+
+# --------------------------------------------------------------------------- the source
+
+_YEAR_DIR = re.compile(r"\d{2}|\d{4}")
+_DAY_FILE = re.compile(r"(\d{2})(\d{2})(\d{2})a\.log")
+# Date-typed attributes (SwissFEL's "When") hold epoch seconds: not worth searching.
+_EPOCH_VALUE = re.compile(r"\d{9,11}")
+
+
+class ElogSource:
+    name: ClassVar[str] = "elog"
+    schema_version: ClassVar[int] = 1
+
+    def schema(self) -> Schema:
+        return Schema(
+            elog_id=NUMERIC(int, stored=True, sortable=True),
+            # Epoch seconds, and the day (YYYYMMDD) in the entry's own offset.
+            timestamp=NUMERIC(int, bits=64, stored=True, sortable=True),
+            day=NUMERIC(int, stored=True, sortable=True),
+            date=STORED(),  # ISO 8601 with the entry's offset
+            title=TEXT(analyzer=elog_analyzer(), stored=True),
+            body=TEXT(analyzer=elog_analyzer(), stored=True),  # the visible text
+            attributes=TEXT(analyzer=elog_analyzer(), phrase=False),
+            attrs=STORED(),  # {name: value}, every attribute in file order
+            author=ID(stored=True, analyzer=choice_analyzer()),
+            category=ID(stored=True, analyzer=choice_analyzer()),
+            system=ID(stored=True, analyzer=choice_analyzer()),
+            domain=ID(stored=True, analyzer=choice_analyzer()),
+            section=ID(stored=True, analyzer=choice_analyzer()),
+            reply_to=STORED(),
+            in_reply_to=NUMERIC(int, stored=True),  # absent on a thread's root
+            encoding=STORED(),
+            raw_body=STORED(),
+            attachments=STORED(),
+        )
+
+    def wants_dir(self, parts: tuple[str, ...]) -> bool:
+        return len(parts) == 1 and _YEAR_DIR.fullmatch(parts[0]) is not None
+
+    def wants_file(self, parts: tuple[str, ...]) -> bool:
+        if len(parts) == 2 and _YEAR_DIR.fullmatch(parts[0]) is None:
+            return False
+        return len(parts) in (1, 2) and _DAY_FILE.fullmatch(parts[-1]) is not None
+
+    def parse(self, file: FileData) -> Parsed:
+        warnings: list[str] = []
+        fallback = _file_day(file.rel)
+        documents: list[dict[str, Any]] = []
+        seen: set[int] = set()
+        for entry in parse_logbook_file(file.data, warnings):
+            if entry.draft:
+                continue
+            if entry.id in seen:
+                warnings.append(f"entry {entry.id} appears twice; the first one is indexed")
+                continue
+            seen.add(entry.id)
+            if entry.date is None and fallback is not None:
+                warnings.append(f"entry {entry.id}: dated by its file name")
+            documents.append(entry_document(entry, fallback))
+        return Parsed(documents=documents, warnings=warnings)
+
+
+def entry_document(entry: ElogEntry, fallback: datetime | None = None) -> dict[str, Any]:
+    """The index document of a submitted entry. ``Locked by`` is left out on purpose:
+    opening the edit form rewrites the file, and must not rewrite the document."""
+    when = entry.date or fallback or datetime(1970, 1, 1, tzinfo=UTC)
+    doc: dict[str, Any] = {
+        "key": str(entry.id),
+        "elog_id": entry.id,
+        "timestamp": int(when.timestamp()),
+        "day": when.year * 10000 + when.month * 100 + when.day,
+        "date": when.isoformat(),
+        "title": entry.title,
+        "body": entry.text,
+        "attributes": "\n".join(
+            value
+            for key, value in entry.attributes.items()
+            if key.strip().lower() not in ("title", "subject")
+            and value.strip()
+            and not _EPOCH_VALUE.fullmatch(value.strip())
+        ),
+        "attrs": dict(entry.attributes),
+        "author": entry.author,
+        "category": entry.category,
+        "system": entry.system,
+        "domain": entry.domain,
+        "section": entry.section,
+        "reply_to": list(entry.reply_to),
+        "encoding": entry.encoding,
+        "raw_body": entry.body,
+        "attachments": list(entry.attachments),
+    }
+    if entry.in_reply_to is not None:
+        doc["in_reply_to"] = entry.in_reply_to
+    return doc
+
+
+def _file_day(rel: str) -> datetime | None:
+    m = _DAY_FILE.fullmatch(rel.rsplit("/", 1)[-1])
+    if not m:
+        return None
+    yy, mm, dd = (int(g) for g in m.groups())
+    try:
+        day = date(2000 + yy if yy < 90 else 1900 + yy, mm, dd)
+    except ValueError:
+        return None
+    return datetime.combine(day, time(), tzinfo=SERVER_ZONE)
+
+
+# --------------------------------------------------------------------------- elogd.cfg
+
+_OPTIONS_KEY = re.compile(r"[rmi]?options .+")
+_CONDITION = re.compile(r"\{[^{}]*\}\s*$")
+
+
+def read_elog_config(path: str | Path, logbook: str | None = None) -> dict[str, list[str]]:
+    """Allowed values per attribute from an elogd.cfg: ``{"Category": [...], ...}``.
+
+    ``Options``, ``ROptions``, ``MOptions`` and ``IOptions`` lines of ``[global]`` and
+    of the logbook's section (the first logbook section when ``logbook`` is None); the
+    logbook's own lines win. Attribute names are spelled as in its ``Attributes`` line.
+    """
+    raw = Path(path).read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = raw.decode("cp1252", errors="replace")
+    sections: dict[str, dict[str, tuple[str, str]]] = {}
+    order: list[str] = []
+    current: dict[str, tuple[str, str]] | None = None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in ";#":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            name = line[1:-1].strip().lower()
+            current = sections.setdefault(name, {})
+            if name not in order:
+                order.append(name)
+            continue
+        key, eq, value = line.partition("=")
+        if not eq or current is None:
+            continue
+        key = " ".join(key.split())
+        current.setdefault(key.lower(), (key, value.strip()))
+    if logbook is None:
+        logbook = next((n for n in order if not n.startswith("global")), "")
+    own, shared = sections.get(logbook.lower(), {}), sections.get("global", {})
+    attributes = _split_list((own.get("attributes") or shared.get("attributes", ("", "")))[1])
+    spelled = {a.lower(): a for a in attributes}
+    found: dict[str, tuple[str, list[str]]] = {}
+    for section in (shared, own):  # the logbook's own lines win over [global]
+        lists: dict[str, tuple[str, list[str]]] = {}
+        for lower, (key, value) in section.items():
+            if not _OPTIONS_KEY.fullmatch(lower):
+                continue
+            attr = key.split(None, 1)[1]
+            values = [_CONDITION.sub("", v).strip() for v in _split_list(value)]
+            lists.setdefault(attr.lower(), (attr, list(dict.fromkeys(v for v in values if v))))
+        found.update(lists)
+    options = {spelled.get(lower, attr): values for lower, (attr, values) in found.items()}
+    return options
+
+
+def _split_list(value: str) -> list[str]:
+    """``a, b, "c, d"`` -> ``["a", "b", "c, d"]``."""
+    items: list[str] = []
+    current: list[str] = []
+    quoted = False
+    for ch in value:
+        if ch == '"':
+            quoted = not quoted
+        elif ch == "," and not quoted:
+            items.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    items.append("".join(current).strip())
+    return [item for item in items if item]
+
+
+def allowed_filter_values(
+    config: str | Path | None, logbook: str | None = None
+) -> dict[str, list[str]]:
+    """Category, System and Domain values: from elogd.cfg when there is one, else
+    SwissFEL's. An attribute the config gives no options for gets ``[]`` (free text)."""
+    if config is None or not Path(config).is_file():
+        return {name: list(values) for name, values in SWISSFEL_DEFAULTS.items()}
+    options = {k.lower(): v for k, v in read_elog_config(config, logbook).items()}
+    return {name: options.get(name.lower(), []) for name in FILTER_ATTRIBUTES}
