@@ -403,8 +403,9 @@ class CollectionIndex:
         index = self.open_for_reading()
         if index is None:
             return 0
-        with index.reader() as reader:
-            return reader.doc_frequency("kind", "doc")
+        with index.searcher() as searcher:
+            # Not doc_frequency: it still counts deleted documents until a merge.
+            return sum(1 for _ in searcher.docs_for_query(Term("kind", "doc")))
 
 
 def _argv() -> str:
@@ -442,6 +443,8 @@ class Syncer:
         self.root = settings.source_root(source.name)
         self.index = CollectionIndex(settings.index_dir, source, settings.index.lock_timeout_s)
         self.max_bytes = int(settings.index.max_file_mb * 1024 * 1024)
+        # Big commits fork writer processes; a process with other threads must not fork.
+        self.parallel = True
 
     def reconcile(self, full: bool = False, progress: Progress | None = None) -> Summary:
         """Walk the whole source and apply only the difference (``full``: rebuild)."""
@@ -614,9 +617,10 @@ class Syncer:
     def _commit(self, index: Index, plan: _Plan, summary: Summary, clear: bool) -> None:
         if not (plan.delete_keys or plan.add_docs or plan.file_records or clear):
             return
-        big = len(plan.add_docs) >= PARALLEL_THRESHOLD and os.cpu_count() and os.cpu_count() > 1
+        cpus = os.cpu_count() or 1
+        big = self.parallel and cpus > 1 and len(plan.add_docs) >= PARALLEL_THRESHOLD
         if big:
-            writer = index.writer(procs=min(4, os.cpu_count() or 1), limitmb=128, multisegment=True)
+            writer = index.writer(procs=min(4, cpus), limitmb=128, multisegment=True)
         else:
             writer = index.writer(limitmb=128)
         try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -161,6 +162,38 @@ def reindex(
             out.print(f"  {s.collection}: skipped {count} ({reason})", markup=False)
         for warning in s.warnings:
             out.print(f"  {s.collection}: {warning}", markup=False)
+
+
+@app.command()
+def daemon(
+    once: Annotated[
+        bool, typer.Option("--once", help="Reconcile every collection and exit (as reindex).")
+    ] = False,
+) -> None:
+    """Reconcile, then watch the sources and keep the indexes fresh until SIGTERM/SIGINT."""
+    import signal
+
+    from indexer.daemon import Daemon
+
+    if once:
+        reindex(collection=None, full=False, as_json=False)
+        return
+    cfg = settings()
+    worker = Daemon(cfg)
+    interrupted = []
+
+    def on_signal(signum: int, frame: Any) -> None:
+        interrupted.append(signum)
+        worker.stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    if logging.getLogger().level <= logging.WARNING:
+        logging.getLogger("indexer").setLevel(logging.INFO)  # one line per applied batch
+    err.print(f"trove daemon: pid {os.getpid()}, index {cfg.index_dir}", markup=False)
+    run(worker.run)
+    if interrupted and interrupted[-1] == signal.SIGINT:
+        raise typer.Exit(130)
 
 
 @app.command()

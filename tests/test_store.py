@@ -54,6 +54,7 @@ def test_reconcile_applies_only_the_difference(make_settings, write, tmp_path) -
     assert (third.added, third.updated, third.deleted, third.unchanged) == (1, 1, 1, 1)
     assert set(indexed_keys(s, ReportsSource())) == {
         "a/one_20251101.md", "a/two_20251102.md", "b/four.md"}
+    assert CollectionIndex(s.index_dir, ReportsSource()).doc_count() == 3
     assert content_hits(s, ReportsSource(), "changed") == {"a/one_20251101.md"}
     assert content_hits(s, ReportsSource(), "proxy") == set()
 

@@ -1,0 +1,515 @@
+"""`trove daemon`: reconcile, then watch every source and keep the indexes fresh.
+
+Events from watchdog are batched by a debouncer (a short quiet window, a bounded maximum
+delay) and each batch is applied with one commit per touched index, through the same
+``Syncer`` that ``trove reindex`` uses. Safety nets: a kernel queue overflow (which
+watchdog only logs), a dead observer or the inotify watch limit trigger a fallback and a
+full reconcile; a periodic reconcile catches anything else.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import logging
+import os
+import stat
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer, inotify_c
+from watchdog.observers.api import BaseObserver, ObservedWatch
+from watchdog.observers.polling import PollingObserver
+from watchdog.utils import BaseThread
+from watchdog.utils.event_debouncer import EventDebouncer
+
+from indexer.config import Settings
+from indexer.sources.base import Source
+from indexer.sources.registry import SOURCES, get_source
+from indexer.status import STATUS_FILE
+from indexer.store import StoreError, Summary, Syncer
+
+log = logging.getLogger(__name__)
+
+DAEMON_LOCK = "daemon.lock"
+HEARTBEAT_S = 2.0
+# After this many watcher failures the daemon polls instead.
+MAX_WATCHER_RESTARTS = 3
+TICK_S = 0.25
+# The kernel reports what inotify can filter on; "closed" (after a write) stands for
+# "modified" and costs one event per save instead of several.
+INOTIFY_EVENTS: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileMovedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+]
+
+
+class DaemonRunningError(StoreError):
+    """Another daemon already keeps this index folder."""
+
+
+class _Batcher(EventDebouncer):
+    """watchdog's debouncer, flushing after ``quiet`` s of silence or ``max_delay`` s at most."""
+
+    def __init__(self, quiet: float, max_delay: float, callback: Callable[[list[Any]], None]) -> None:
+        super().__init__(quiet, callback)
+        self.name = "trove-batcher"
+        self.max_delay = max_delay
+
+    def time_to_flush(self, started: float) -> bool:
+        return time.monotonic() - started > self.max_delay
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write", "attrib"):
+            return
+        self.daemon.note_event(event)
+
+
+@dataclass
+class Health:
+    """What the status file says; written atomically so `trove status` never reads half."""
+
+    pid: int = field(default_factory=os.getpid)
+    started: float = field(default_factory=time.time)
+    heartbeat: float = field(default_factory=time.time)
+    state: str = "starting"
+    observer: str = ""
+    last_event: float | None = None
+    last_commit: float | None = None
+    last_reconcile: float | None = None
+    pending: int = 0
+    events: int = 0
+    batches: int = 0
+    errors: int = 0
+    last_error: str = ""
+    overflows: int = 0
+
+
+class Daemon:
+    """The long-running indexer. ``run()`` blocks until ``stop()``."""
+
+    def __init__(self, settings: Settings, collections: list[str] | None = None) -> None:
+        self.settings = settings
+        self.names = collections or list(SOURCES)
+        self.sources: dict[str, Source] = {n: get_source(n) for n in self.names}
+        self.syncers = {n: Syncer(settings, s) for n, s in self.sources.items()}
+        self.health = Health()
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._lock_fd: int | None = None
+        self._previous_excepthook = threading.excepthook
+        self._health_lock = threading.Lock()
+        self._pending_events = 0
+        self._overflowed = threading.Event()
+        self._watcher_crashed = threading.Event()
+        self._restarts = 0
+        self._use_polling = False
+        self._reconcile_requested: set[str] = set()
+        self._observer: BaseObserver | None = None
+        self._polling: PollingObserver | None = None
+        self._watches: dict[str, ObservedWatch | _PollingWatch] = {}
+        self._root_ids: dict[str, tuple[int, int]] = {}
+        self._stale_roots: set[str] = set()
+        self._handler = _Handler(self)
+        self._batcher: _Batcher | None = None
+        self._log_handler = _OverflowLogHandler(self._overflowed)
+        # Notified after every batch or reconcile, for whoever waits on progress.
+        self.progress = threading.Condition()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def run(self) -> None:
+        """Reconcile, watch, and keep going until :meth:`stop` (or a signal) is called."""
+        self._acquire()
+        try:
+            self._previous_excepthook = threading.excepthook
+            threading.excepthook = self._on_thread_exception
+            logging.getLogger("watchdog.observers.inotify_c").addHandler(self._log_handler)
+            logging.getLogger("watchdog.observers.inotify").addHandler(self._log_handler)
+            self._write_health(state="reconciling")
+            self._reconcile(self.names, why="start-up")
+            for syncer in self.syncers.values():
+                syncer.parallel = False
+            self._start_watching()
+            self._write_health(state="watching")
+            self._ready.set()
+            self._loop()
+        finally:
+            self._shutdown()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def wait_ready(self, timeout: float) -> bool:
+        """True once the start-up reconcile is done and the watches are set."""
+        return self._ready.wait(timeout)
+
+    def _on_thread_exception(self, args: threading.ExceptHookArgs) -> None:
+        if isinstance(args.thread, BaseThread) and type(args.thread).__module__.startswith("watchdog"):
+            log.error(
+                "watchdog thread %s died: %s: %s", args.thread.name, args.exc_type.__name__, args.exc_value
+            )
+            self._watcher_crashed.set()
+            return
+        self._previous_excepthook(args)
+
+    def _acquire(self) -> None:
+        index_dir = self.settings.index_dir
+        index_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(index_dir / DAEMON_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                raise DaemonRunningError(
+                    f"a trove daemon (pid {holder}) is already running on {index_dir}; "
+                    "stop it first, or use another [index] dir"
+                ) from None
+            raise
+        # The kernel releases the flock when a daemon dies, so a stale pid in the file
+        # (a crashed daemon) never blocks us: we just write ours over it.
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._lock_fd = fd
+
+    def _shutdown(self) -> None:
+        if self._batcher is not None:
+            # The batcher applies what it already holds before it stops.
+            self._batcher.stop()
+            self._batcher.join(timeout=60)
+        for observer in (self._observer, self._polling):
+            if observer is not None:
+                observer.stop()
+        for observer in (self._observer, self._polling):
+            if observer is not None and observer.is_alive():
+                observer.join(timeout=10)
+        for name in ("watchdog.observers.inotify_c", "watchdog.observers.inotify"):
+            logging.getLogger(name).removeHandler(self._log_handler)
+        if threading.excepthook == self._on_thread_exception:
+            threading.excepthook = self._previous_excepthook
+        if self._lock_fd is not None:
+            self._write_health(state="stopped", pending=0)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # ------------------------------------------------------------------ the main loop
+
+    def _loop(self) -> None:
+        interval = self.settings.daemon.reconcile_interval_s
+        next_reconcile = time.monotonic() + interval
+        next_beat = 0.0
+        # A short tick: roots that appear or are made anew are noticed within it.
+        while not self._stop.wait(TICK_S):
+            try:
+                if self._overflowed.is_set():
+                    self._overflowed.clear()
+                    with self._health_lock:
+                        self.health.overflows += 1
+                    self._record_error("event queue overflowed: events were lost; reconciling")
+                    self._reconcile(self.names, why="queue overflow")
+                self._check_observer()
+                self._check_roots()
+                if self._reconcile_requested:
+                    names, self._reconcile_requested = list(self._reconcile_requested), set()
+                    self._reconcile(names, why="requested")
+                if time.monotonic() >= next_reconcile:
+                    self._reconcile(self.names, why="periodic")
+                    next_reconcile = time.monotonic() + interval
+                if time.monotonic() >= next_beat:
+                    self._write_health()
+                    next_beat = time.monotonic() + HEARTBEAT_S
+            except Exception as exc:  # nothing stops the daemon
+                log.exception("daemon loop")
+                self._record_error(f"{type(exc).__name__}: {exc}")
+
+    def _reconcile(self, names: list[str], why: str) -> None:
+        for name in names:
+            if self._stop.is_set():
+                return
+            try:
+                summary = self.syncers[name].reconcile()
+            except Exception as exc:
+                log.exception("%s: reconcile (%s) failed", name, why)
+                self._record_error(f"{name}: reconcile failed: {exc}")
+                continue
+            self._after(summary, why)
+        with self._health_lock:
+            self.health.last_reconcile = time.time()
+
+    def _after(self, summary: Summary, why: str) -> None:
+        if summary.changed:
+            log.info(
+                "%s (%s): +%d ~%d -%d in %.2fs",
+                summary.collection,
+                why,
+                summary.added,
+                summary.updated,
+                summary.deleted,
+                summary.seconds,
+            )
+            with self._health_lock:
+                self.health.last_commit = time.time()
+        with self.progress:
+            self.progress.notify_all()
+
+    # ------------------------------------------------------------------ watching
+
+    def _start_watching(self) -> None:
+        quiet = self.settings.daemon.quiet_ms / 1000
+        max_delay = max(quiet, self.settings.daemon.max_delay_ms / 1000)
+        self._batcher = _Batcher(quiet, max_delay, self._apply_batch)
+        self._batcher.start()
+        self._observer = Observer()
+        self._observer.name = "trove-observer"
+        self._observer.start()
+        self._check_roots()
+
+    def _observer_kind(self) -> str:
+        kinds = {"polling" if isinstance(w, _PollingWatch) else "inotify" for w in self._watches.values()}
+        return "+".join(sorted(kinds)) or "none"
+
+    def _schedule(self, name: str, root: Path) -> None:
+        assert self._observer is not None
+        if self._use_polling:
+            self._watches[name] = self._poll(root)
+            return
+        try:
+            watch = self._observer.schedule(
+                self._handler, str(root), recursive=True, event_filter=INOTIFY_EVENTS
+            )
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EMFILE):
+                raise
+            # Out of inotify watches: poll this root instead (slower, never blind).
+            self._record_error(f"{name}: {exc.strerror or exc}; falling back to polling {root}")
+            watch = self._poll(root)
+        self._watches[name] = watch
+
+    def _poll(self, root: Path) -> _PollingWatch:
+        if self._polling is None:
+            self._polling = PollingObserver(timeout=1)
+            self._polling.name = "trove-polling-observer"
+            self._polling.start()
+        return _PollingWatch(self._polling.schedule(self._handler, str(root), recursive=True))
+
+    def _unschedule(self, name: str) -> None:
+        watch = self._watches.pop(name, None)
+        if watch is None:
+            return
+        observer = self._polling if isinstance(watch, _PollingWatch) else self._observer
+        inner = watch.watch if isinstance(watch, _PollingWatch) else watch
+        try:
+            if observer is not None:
+                observer.unschedule(inner)
+        except (KeyError, OSError):
+            pass
+
+    def _check_roots(self) -> None:
+        """Watch roots that appeared; drop (and empty) roots that went away."""
+        for name in self.names:
+            root = self.settings.source_root(name)
+            if root is None:
+                continue
+            identity = _folder_id(root)
+            stale = name in self._stale_roots
+            self._stale_roots.discard(name)
+            if name in self._watches and (stale or identity != self._root_ids.get(name)):
+                # Gone, or deleted and made anew: the old watch sees nothing any more.
+                self._unschedule(name)
+                self._root_ids.pop(name, None)
+                if identity is None:
+                    self._reconcile([name], why="source folder went away")
+            if identity is not None and name not in self._watches:
+                self._schedule(name, root)
+                self._root_ids[name] = identity
+                # Files may have arrived before the watch did.
+                self._reconcile([name], why="source folder appeared")
+        with self._health_lock:
+            self.health.observer = self._observer_kind()
+
+    def _watcher_failed(self) -> bool:
+        if self._observer is None or self._stop.is_set():
+            return False
+        if self._watcher_crashed.is_set() or not self._observer.is_alive():
+            return True
+        # watchdog reads every inotify watch of the process in one shared thread; if it
+        # died (it can, on a folder made and removed at once) every watch is blind.
+        shared = getattr(inotify_c.InotifyFD, "_instance", None)
+        return shared is not None and not shared.is_alive()
+
+    def _check_observer(self) -> None:
+        if not self._watcher_failed():
+            return
+        self._watcher_crashed.clear()
+        self._restarts += 1
+        use_polling = self._restarts > MAX_WATCHER_RESTARTS
+        self._record_error(
+            "the file watcher stopped; "
+            + ("falling back to polling" if use_polling else "restarting it")
+            + " and reconciling"
+        )
+        old = self._observer
+        inotify_names = [n for n, w in self._watches.items() if not isinstance(w, _PollingWatch)]
+        for name in inotify_names:
+            self._watches.pop(name, None)
+            self._root_ids.pop(name, None)
+        if old is not None:
+            old.stop()
+            old.join(timeout=5)
+        with inotify_c.InotifyFD._global_lock:
+            shared = inotify_c.InotifyFD._instance
+            if shared is not None and not shared.is_alive():
+                inotify_c.InotifyFD._instance = None
+        self._observer = Observer()
+        self._observer.name = "trove-observer"
+        self._observer.start()
+        self._use_polling = use_polling
+        # _check_roots watches every root again and reconciles each.
+        self._check_roots()
+
+    # ------------------------------------------------------------------ events
+
+    def note_event(self, event: FileSystemEvent) -> None:
+        now = time.time()
+        if event.is_directory and event.event_type in ("deleted", "moved"):
+            # A root deleted or moved away: its watch is dead even if a folder of the same
+            # name (and maybe the same inode number) is back at once.
+            src = os.fsdecode(event.src_path)
+            for name in self.names:
+                if str(self.settings.source_root(name)) == src:
+                    self._stale_roots.add(name)
+        with self._health_lock:
+            self.health.last_event = now
+            self.health.events += 1
+            self._pending_events += 1
+        if self._batcher is not None:
+            self._batcher.handle_event(event)
+
+    def _apply_batch(self, events: list[FileSystemEvent]) -> None:
+        touched: dict[str, set[str]] = {}
+        for event in events:
+            paths = [event.src_path]
+            if event.event_type == "moved":
+                paths.append(event.dest_path)
+            for raw in paths:
+                path = os.fsdecode(raw)
+                for name, rel in self._locate(path, event.is_directory):
+                    touched.setdefault(name, set()).add(rel)
+        for name, rels in touched.items():
+            try:
+                summary = self.syncers[name].apply(sorted(rels))
+            except Exception as exc:
+                log.exception("%s: applying a batch failed; reconciling", name)
+                self._record_error(f"{name}: batch failed: {exc}")
+                self._reconcile_requested.add(name)
+                continue
+            self._after(summary, "watch")
+        with self._health_lock:
+            self._pending_events = max(0, self._pending_events - len(events))
+            self.health.batches += 1
+        self._write_health()
+
+    def _locate(self, path: str, is_dir: bool) -> list[tuple[str, str]]:
+        """The collections a changed path may belong to, with its path relative to their root."""
+        found = []
+        for name, source in self.sources.items():
+            root = self.settings.source_root(name)
+            if root is None:
+                continue
+            root_s = str(root)
+            if path == root_s:
+                found.append((name, ""))
+                continue
+            if not path.startswith(root_s + os.sep):
+                continue
+            rel = path[len(root_s) + 1 :]
+            parts = tuple(rel.split(os.sep))
+            dirs_ok = all(source.wants_dir(parts[:i]) for i in range(1, len(parts)))
+            if not dirs_ok:
+                continue
+            if is_dir:
+                if source.wants_dir(parts):
+                    found.append((name, "/".join(parts)))
+            elif source.wants_file(parts):
+                found.append((name, "/".join(parts)))
+        return found
+
+    # ------------------------------------------------------------------ health
+
+    def _record_error(self, message: str) -> None:
+        log.error("%s", message)
+        with self._health_lock:
+            self.health.errors += 1
+            self.health.last_error = message
+        self._write_health()
+
+    def _write_health(self, **changes: Any) -> None:
+        with self._health_lock:
+            for key, value in changes.items():
+                setattr(self.health, key, value)
+            self.health.heartbeat = time.time()
+            self.health.pending = self._pending_events
+            data = dict(self.health.__dict__)
+        path = self.settings.index_dir / STATUS_FILE
+        tmp = path.with_name(f".{STATUS_FILE}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.warning("cannot write %s: %s", path, exc)
+
+
+def _folder_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+
+class _PollingWatch:
+    """A watch held by the polling fallback observer."""
+
+    def __init__(self, watch: ObservedWatch) -> None:
+        self.watch = watch
+
+
+class _OverflowLogHandler(logging.Handler):
+    """watchdog tells nobody but its log when the kernel queue overflows: listen there."""
+
+    def __init__(self, flag: threading.Event) -> None:
+        super().__init__(level=logging.WARNING)
+        self.flag = flag
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self.flag.set()

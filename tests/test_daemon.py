@@ -1,0 +1,370 @@
+"""The daemon against the real watchdog observer and real files; every wait is bounded."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from whoosh.query import Prefix
+
+from indexer.daemon import Daemon, DaemonRunningError
+from indexer.sources.registry import get_source
+from indexer.status import read_daemon_status
+from indexer.store import CollectionIndex, walk
+
+TIMEOUT = 20.0
+
+
+class Running:
+    def __init__(self, daemon: Daemon, thread: threading.Thread) -> None:
+        self.daemon = daemon
+        self.thread = thread
+        self.errors: list[BaseException] = []
+
+    def keys(self, collection: str) -> set[str]:
+        index = CollectionIndex(self.daemon.settings.index_dir, get_source(collection)).open_for_reading()
+        if index is None:
+            return set()
+        with index.searcher() as s:
+            return {d["key"] for d in s.documents(kind="doc")}
+
+    def wait_until(self, predicate: Callable[[], bool], timeout: float = TIMEOUT) -> None:
+        """Wait for the daemon's next batches until ``predicate`` holds (bounded)."""
+        deadline = time.monotonic() + timeout
+        with self.daemon.progress:
+            while not predicate():
+                left = deadline - time.monotonic()
+                assert left > 0, "timed out waiting for the daemon"
+                assert not self.errors, self.errors
+                self.daemon.progress.wait(min(left, 0.5))
+
+
+@pytest.fixture
+def start_daemon(make_settings) -> Iterator[Callable[..., Running]]:
+    started: list[Running] = []
+
+    def start(**sections) -> Running:
+        sections.setdefault("daemon", {}).setdefault("quiet_ms", 50)
+        settings = make_settings(**sections)
+        daemon = Daemon(settings)
+        running = Running(daemon, threading.Thread(target=lambda: None))
+
+        def target() -> None:
+            try:
+                daemon.run()
+            except BaseException as exc:  # noqa: BLE001 - reported by the test
+                running.errors.append(exc)
+
+        running.thread = threading.Thread(target=target, name="test-daemon")
+        running.thread.start()
+        assert daemon.wait_ready(TIMEOUT), running.errors
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.daemon.stop()
+        running.thread.join(TIMEOUT)
+        assert not running.thread.is_alive()
+
+
+def test_create_modify_delete(start_daemon, write, tmp_path) -> None:
+    write("reports/a/keep.md", "keep")
+    d = start_daemon()
+    assert d.keys("reports") == {"a/keep.md"}
+    write("reports/a/new_20251101.md", "fresh words")
+    d.wait_until(lambda: "a/new_20251101.md" in d.keys("reports"))
+    write("reports/a/new_20251101.md", "edited words zebra")
+    d.wait_until(lambda: _has(d, "reports", "zebra"))
+    (tmp_path / "reports/a/new_20251101.md").unlink()
+    d.wait_until(lambda: d.keys("reports") == {"a/keep.md"})
+
+
+def _has(d: Running, collection: str, word: str) -> bool:
+    index = CollectionIndex(d.daemon.settings.index_dir, get_source(collection)).open_for_reading()
+    field = "body" if collection == "commands" else "content"
+    with index.searcher() as s:
+        return bool(s.search(Prefix(field, word), limit=1))
+
+
+def test_editor_save_by_temp_file_and_rename(start_daemon, write, tmp_path) -> None:
+    write("commands/tool.md", "---\ntitle: T\n---\noriginal")
+    d = start_daemon()
+    # A temp file in the same folder, renamed over the original (what most editors do).
+    write("commands/.tool.md.tmp1234", "---\ntitle: T\n---\nreplacement")
+    os.replace(tmp_path / "commands/.tool.md.tmp1234", tmp_path / "commands/tool.md")
+    d.wait_until(lambda: _has(d, "commands", "replacement"))
+    # vim: rename the target to target~, write the new target, delete target~.
+    os.rename(tmp_path / "commands/tool.md", tmp_path / "commands/tool.md~")
+    write("commands/tool.md", "---\ntitle: T\n---\nvimsaved")
+    (tmp_path / "commands/tool.md~").unlink()
+    d.wait_until(lambda: _has(d, "commands", "vimsaved"))
+    assert d.keys("commands") == {"tool.md"}
+
+
+def test_moves_within_into_and_out_of_the_tree(start_daemon, write, tmp_path) -> None:
+    write("reports/a/r1.md", "one")
+    write("outside/r2.md", "two")
+    d = start_daemon()
+    os.rename(tmp_path / "reports/a/r1.md", tmp_path / "reports/a/r1-renamed.md")
+    d.wait_until(lambda: d.keys("reports") == {"a/r1-renamed.md"})
+    os.rename(tmp_path / "outside/r2.md", tmp_path / "reports/a/r2.md")
+    d.wait_until(lambda: d.keys("reports") == {"a/r1-renamed.md", "a/r2.md"})
+    os.rename(tmp_path / "reports/a/r2.md", tmp_path / "outside/r2-back.md")
+    d.wait_until(lambda: d.keys("reports") == {"a/r1-renamed.md"})
+
+
+def test_whole_folders_deleted_and_moved(start_daemon, write, tmp_path) -> None:
+    for i in range(5):
+        write(f"reports/cmd/r{i}.md", f"r{i}")
+    write("staging/newcmd/x.md", "x")
+    write("staging/newcmd/y.md", "y")
+    d = start_daemon()
+    assert len(d.keys("reports")) == 5
+    shutil.move(str(tmp_path / "staging/newcmd"), str(tmp_path / "reports/newcmd"))
+    d.wait_until(lambda: {"newcmd/x.md", "newcmd/y.md"} <= d.keys("reports"))
+    os.rename(tmp_path / "reports/cmd", tmp_path / "reports/cmd2")
+    d.wait_until(lambda: {k.split("/")[0] for k in d.keys("reports")} == {"cmd2", "newcmd"})
+    shutil.rmtree(tmp_path / "reports/cmd2")
+    d.wait_until(lambda: d.keys("reports") == {"newcmd/x.md", "newcmd/y.md"})
+    shutil.move(str(tmp_path / "reports/newcmd"), str(tmp_path / "gone"))
+    d.wait_until(lambda: d.keys("reports") == set())
+
+
+def test_a_source_root_that_appears_later_and_is_deleted_while_watched(start_daemon, write, tmp_path) -> None:
+    d = start_daemon()
+    assert d.keys("conversations") == set()
+    write("conversations/2025-11-10/001-auth/conversation.md", "authentication")
+    d.wait_until(lambda: d.keys("conversations") == {"2025-11-10/001-auth/conversation.md"})
+    write("conversations/2025-11/002-x/notes.md", "month")
+    d.wait_until(lambda: len(d.keys("conversations")) == 2)
+    shutil.rmtree(tmp_path / "conversations")
+    d.wait_until(lambda: d.keys("conversations") == set())
+    write("conversations/2025-12-01/001-back/conversation.md", "back again")
+    d.wait_until(lambda: d.keys("conversations") == {"2025-12-01/001-back/conversation.md"})
+
+
+def test_files_outside_the_collections_are_ignored(start_daemon, write, tmp_path) -> None:
+    d = start_daemon()
+    write("reports/a/report.md", "counted")
+    write("reports/a/image.png", "not a report")
+    write("reports/toplevel.md", "not in a command folder")
+    write("reports/a/deep/nested.md", "too deep")
+    d.wait_until(lambda: d.keys("reports") == {"a/report.md"})
+    assert d.daemon.health.errors == 0
+
+
+def test_a_file_that_vanishes_before_it_is_read_is_not_an_error(start_daemon, write, tmp_path) -> None:
+    d = start_daemon()
+    for i in range(20):
+        write(f"reports/a/flash{i}.md", "here and gone")
+        (tmp_path / f"reports/a/flash{i}.md").unlink()
+    write("reports/a/stays.md", "stays")
+    d.wait_until(lambda: d.keys("reports") == {"a/stays.md"})
+    assert d.daemon.health.errors == 0
+
+
+def test_a_burst_of_5000_files_ends_fully_indexed(start_daemon, write, tmp_path) -> None:
+    d = start_daemon(daemon={"max_delay_ms": 500})
+    folder = tmp_path / "reports/burst"
+    folder.mkdir(parents=True)
+    for i in range(5000):
+        (folder / f"r{i:05d}.md").write_text(f"burst report {i}")
+    d.wait_until(lambda: len(d.keys("reports")) == 5000, timeout=120)
+    assert d.keys("reports") == set(walk(tmp_path / "reports", get_source("reports")).files)
+
+
+def test_a_queue_overflow_is_noticed_and_reconciled(start_daemon, write, tmp_path) -> None:
+    import logging
+
+    d = start_daemon()
+    # Files written behind the watcher's back (as if their events were lost)...
+    index_before = len(d.keys("reports"))
+    d.daemon._unschedule("reports")
+    write("reports/lost/r1.md", "lost one")
+    write("reports/lost/r2.md", "lost two")
+    d.daemon._schedule("reports", tmp_path / "reports")
+    assert len(d.keys("reports")) == index_before
+    # ...and the warning watchdog logs on a kernel queue overflow, its only signal.
+    logging.getLogger("watchdog.observers.inotify_c").warning(
+        "Inotify queue overflowed; filesystem events were lost"
+    )
+    d.wait_until(lambda: d.keys("reports") == {"lost/r1.md", "lost/r2.md"})
+    assert d.daemon.health.overflows == 1
+    assert "overflowed" in d.daemon.health.last_error
+
+
+def test_out_of_inotify_watches_falls_back_to_polling(start_daemon, write, tmp_path, monkeypatch) -> None:
+    import errno
+
+    from watchdog.observers.inotify import InotifyObserver
+
+    real = InotifyObserver.schedule
+
+    def refuse(self, handler, path, **kwargs):
+        if path.endswith("reports"):
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+        return real(self, handler, path, **kwargs)
+
+    monkeypatch.setattr(InotifyObserver, "schedule", refuse)
+    write("reports/a/r0.md", "zero")
+    write("commands/c.md", "still on inotify")
+    d = start_daemon()
+    assert d.daemon.health.observer == "inotify+polling"
+    assert "inotify watch limit reached" in d.daemon.health.last_error
+    write("reports/a/r1.md", "polled")
+    d.wait_until(lambda: d.keys("reports") == {"a/r0.md", "a/r1.md"})
+
+
+def test_a_dead_observer_is_replaced_and_changes_still_arrive(start_daemon, write, tmp_path) -> None:
+    d = start_daemon()
+    d.daemon._observer.stop()
+    d.daemon._observer.join(TIMEOUT)
+    write("commands/after.md", "after the watcher died")
+    d.wait_until(lambda: d.keys("commands") == {"after.md"})
+    assert "watcher stopped" in d.daemon.health.last_error
+
+
+def test_the_status_file_shows_health(start_daemon, write, make_settings) -> None:
+    write("commands/c.md", "c")
+    d = start_daemon()
+    write("commands/d.md", "d")
+    d.wait_until(lambda: d.keys("commands") == {"c.md", "d.md"})
+    d.wait_until(lambda: (read_daemon_status(d.daemon.settings) or {}).get("last_commit") is not None)
+    status = read_daemon_status(d.daemon.settings)
+    assert status["pid"] == os.getpid() and status["alive"] and not status["stuck"]
+    assert status["state"] == "watching"
+    assert status["last_event"] is not None
+
+
+def test_a_second_daemon_on_the_same_index_refuses_and_names_the_first(start_daemon, make_settings) -> None:
+    d = start_daemon()
+    with pytest.raises(DaemonRunningError, match=f"pid {os.getpid()}"):
+        Daemon(d.daemon.settings).run()
+
+
+# ------------------------------------------------------------------ real processes
+
+
+def _config(tmp_path: Path, quiet_ms: int = 50) -> Path:
+    cfg = tmp_path / "trove.toml"
+    cfg.write_text(
+        '[sources]\nreports = "reports"\ncommands = "commands"\nconversations = "conversations"\n'
+        f'[index]\ndir = "index"\nlock_timeout_s = 5\n[daemon]\nquiet_ms = {quiet_ms}\n'
+    )
+    return cfg
+
+
+def _spawn(cfg: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "query.cli", "--config", str(cfg), "daemon"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def _wait_status(cfg_dir: Path, predicate: Callable[[dict], bool], proc: subprocess.Popen) -> dict:
+    path = cfg_dir / "index" / "daemon.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            data = {}
+        if data.get("pid") == proc.pid and predicate(data):
+            return data
+        time.sleep(0.02)  # polling a file another process writes; bounded by the deadline
+    raise AssertionError(f"daemon status never matched: {data}")
+
+
+def _keys(tmp_path: Path) -> set[str]:
+    index = CollectionIndex(tmp_path / "index", get_source("reports")).open_for_reading()
+    with index.searcher() as s:
+        return {d["key"] for d in s.documents(kind="doc")}
+
+
+def _lock_holder(tmp_path: Path) -> int | None:
+    try:
+        return json.loads((tmp_path / "index/reports/writer.lock").read_text())["pid"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def test_kill_9_during_a_large_commit_then_restart_recovers(tmp_path, write) -> None:
+    cfg = _config(tmp_path)
+    for i in range(3000):
+        write(f"reports/c{i % 10}/r{i}.md", f"report number {i} " * 50)
+    proc = _spawn(cfg)
+    try:
+        # Wait until it holds the writer lock of the reports index: it is building.
+        deadline = time.monotonic() + 60
+        while _lock_holder(tmp_path) != proc.pid:
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.01)
+        proc.kill()
+    finally:
+        proc.wait(30)
+        proc.stdout.close()
+        proc.stderr.close()
+    second = _spawn(cfg)
+    try:
+        _wait_status(tmp_path, lambda s: s.get("state") == "watching", second)
+        assert _keys(tmp_path) == set(walk(tmp_path / "reports", get_source("reports")).files)
+        assert len(_keys(tmp_path)) == 3000
+    finally:
+        second.send_signal(signal.SIGTERM)
+        out, err = second.communicate(timeout=30)
+    assert second.returncode == 0, err
+
+
+def test_two_daemons_on_one_index_folder(tmp_path) -> None:
+    cfg = _config(tmp_path)
+    first = _spawn(cfg)
+    try:
+        _wait_status(tmp_path, lambda s: s.get("state") == "watching", first)
+        second = _spawn(cfg)
+        out, err = second.communicate(timeout=60)
+        assert second.returncode == 1
+        assert f"a trove daemon (pid {first.pid}) is already running" in err
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.communicate(timeout=30)
+    assert first.returncode == 0
+
+
+def test_sigterm_during_a_batch_exits_cleanly_and_loses_nothing(tmp_path, write) -> None:
+    cfg = _config(tmp_path, quiet_ms=20)
+    write("reports/a/seed.md", "seed")
+    proc = _spawn(cfg)
+    try:
+        _wait_status(tmp_path, lambda s: s.get("state") == "watching", proc)
+        for i in range(1500):
+            write(f"reports/b/r{i}.md", f"batch {i}")
+        _wait_status(tmp_path, lambda s: s.get("last_event") is not None, proc)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    status = json.loads((tmp_path / "index/daemon.json").read_text())
+    assert status["state"] == "stopped"
+    # The index opens, the locks are free, and a restart catches up exactly.
+    restart = _spawn(cfg)
+    try:
+        _wait_status(tmp_path, lambda s: s.get("state") == "watching", restart)
+        assert len(_keys(tmp_path)) == 1501
+    finally:
+        restart.send_signal(signal.SIGINT)
+        restart.communicate(timeout=30)
+    assert restart.returncode == 130
