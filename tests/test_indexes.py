@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from whoosh.query import Term
+
+from indexer.sources.commands import CommandsSource
+from indexer.store import Syncer
+from query.indexes import Indexes
+
+
+def names(indexes: Indexes) -> set[str]:
+    with indexes.searcher("commands") as s:
+        return {d["name"] for d in s.documents(kind="doc")} if s is not None else set()
+
+
+def test_an_open_searcher_sees_another_process_commit_on_its_next_query(make_settings, write) -> None:
+    settings = make_settings()
+    indexes = Indexes(settings)
+    assert names(indexes) == set()  # never built: no searcher, no error
+    write("commands/a.md", "alpha")
+    Syncer(settings, CommandsSource()).reconcile()
+    assert names(indexes) == {"a"}
+
+    with indexes.searcher("commands") as first:
+        pass
+    generation = indexes.generation("commands")
+    assert names(indexes) == {"a"}
+    with indexes.searcher("commands") as same:
+        assert same is first  # nothing committed: the searcher is reused, not reopened
+
+    write("commands/b.md", "beta")
+    code = textwrap.dedent(f"""
+        from indexer.config import settings_from_dict
+        from indexer.sources.commands import CommandsSource
+        from indexer.store import Syncer
+        s = settings_from_dict({{"sources": {{"commands": {str(settings.sources.commands)!r}}},
+                                "index": {{"dir": {str(settings.index_dir)!r}}}}}, base=__import__("pathlib").Path("/"))
+        print(Syncer(s, CommandsSource()).reconcile().added)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "1", out.stderr
+    assert names(indexes) == {"a", "b"}
+    assert indexes.generation("commands") > generation
+    indexes.close()
+
+
+def test_a_rebuilt_index_of_a_new_schema_is_reopened(make_settings, write, tmp_path) -> None:
+    import json
+
+    settings = make_settings()
+    write("commands/a.md", "alpha")
+    Syncer(settings, CommandsSource()).reconcile()
+    indexes = Indexes(settings)
+    assert names(indexes) == {"a"}
+    marker = tmp_path / "index/commands/trove-index.json"
+    data = json.loads(marker.read_text())
+    data["schema_version"] = 999
+    marker.write_text(json.dumps(data))
+    with indexes.searcher("commands") as before:
+        pass
+    # The writer finds another version on disk and rebuilds; the reader reopens.
+    assert Syncer(settings, CommandsSource()).reconcile().added == 1
+    assert names(indexes) == {"a"}
+    with indexes.searcher("commands") as after:
+        assert after is not before
+    with indexes.searcher("commands") as s:
+        assert len(list(s.docs_for_query(Term("kind", "doc")))) == 1
+    indexes.close()
