@@ -11,6 +11,7 @@ Both kinds change in the same commit, so the bookkeeping never disagrees with th
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import hashlib
@@ -30,7 +31,7 @@ from typing import Any
 from whoosh import writing
 from whoosh.fields import ID, STORED, Schema
 from whoosh.filedb.filestore import FileStorage
-from whoosh.index import Index
+from whoosh.index import TOC, Index
 from whoosh.query import Term
 
 from indexer.config import Settings
@@ -334,9 +335,27 @@ class CollectionIndex:
                     self.source.schema_version,
                 )
         self.path.mkdir(parents=True, exist_ok=True)
-        index = storage.create_index(full_schema(self.source))
+        index = self._create(storage)
         self._write_marker(last_update=None)
         return index, True
+
+    def _create(self, storage: FileStorage) -> Index:
+        """A new empty index whose generation is above any the folder had before.
+
+        Readers tell a changed index by its generation; a rebuilt index that restarted
+        at 0 could look unchanged to a reader of the old one.
+        """
+        try:
+            old_generation = TOC._latest_generation(storage, "MAIN")
+        except Exception:
+            old_generation = -1
+        schema = full_schema(self.source)
+        index = storage.create_index(schema)
+        if old_generation >= 0:
+            TOC(schema, [], old_generation + 1).write(storage, "MAIN")
+            with contextlib.suppress(OSError):
+                storage.delete_file(TOC._filename("MAIN", 0))
+        return index
 
     # ---- the one writer
 
