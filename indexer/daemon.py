@@ -44,7 +44,7 @@ from indexer.config import Settings
 from indexer.sources.base import Source
 from indexer.sources.registry import SOURCES, get_source
 from indexer.status import STATUS_FILE
-from indexer.store import StoreError, Summary, Syncer
+from indexer.store import Interrupted, StoreError, Summary, Syncer
 
 log = logging.getLogger(__name__)
 
@@ -120,8 +120,10 @@ class Daemon:
         self.names = collections or list(SOURCES)
         self.sources: dict[str, Source] = {n: get_source(n) for n in self.names}
         self.syncers = {n: Syncer(settings, s) for n, s in self.sources.items()}
-        self.health = Health()
         self._stop = threading.Event()
+        for syncer in self.syncers.values():
+            syncer.cancel = self._stop
+        self.health = Health()
         self._ready = threading.Event()
         self._lock_fd: int | None = None
         self._previous_excepthook = threading.excepthook
@@ -257,6 +259,8 @@ class Daemon:
                 return
             try:
                 summary = self.syncers[name].reconcile()
+            except Interrupted:
+                return
             except Exception as exc:
                 log.exception("%s: reconcile (%s) failed", name, why)
                 self._record_error(f"{name}: reconcile failed: {exc}")
@@ -427,6 +431,8 @@ class Daemon:
         for name, rels in touched.items():
             try:
                 summary = self.syncers[name].apply(sorted(rels))
+            except Interrupted:
+                return  # stopping: the next start-up reconcile picks these changes up
             except Exception as exc:
                 log.exception("%s: applying a batch failed; reconciling", name)
                 self._record_error(f"{name}: batch failed: {exc}")

@@ -20,6 +20,7 @@ import logging
 import os
 import pickle
 import stat
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -59,6 +60,10 @@ class ForeignIndexError(StoreError):
 
 class IndexLockedError(StoreError):
     """Another writer held the index for longer than we were willing to wait."""
+
+
+class Interrupted(StoreError):
+    """The work was abandoned on request (a stopping daemon); nothing was committed."""
 
 
 class SkipFile(Exception):
@@ -464,6 +469,8 @@ class Syncer:
         self.max_bytes = int(settings.index.max_file_mb * 1024 * 1024)
         # Big commits fork writer processes; a process with other threads must not fork.
         self.parallel = True
+        # Set by a stopping daemon: long work is abandoned before its commit.
+        self.cancel: threading.Event | None = None
 
     def reconcile(self, full: bool = False, progress: Progress | None = None) -> Summary:
         """Walk the whole source and apply only the difference (``full``: rebuild)."""
@@ -566,8 +573,10 @@ class Syncer:
         old_keys: dict[str, set[str]] = {rel: set(keys) for rel, keys in docs.items()}
         total = len(on_disk)
         for done, (rel, (mtime_ns, size)) in enumerate(sorted(on_disk.items()), 1):
-            if progress and (done % 200 == 0 or done == total):
-                progress(done, total)
+            if done % 200 == 0 or done == total:
+                self._check_cancel()
+                if progress:
+                    progress(done, total)
             state = files.get(rel)
             if state is not None and (state.mtime_ns, state.size) == (mtime_ns, size):
                 if state.skipped:
@@ -633,6 +642,10 @@ class Syncer:
                     summary.deleted += 1
         return plan
 
+    def _check_cancel(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise Interrupted(f"{self.source.name}: stopped before committing")
+
     def _commit(self, index: Index, plan: _Plan, summary: Summary, clear: bool) -> None:
         if not (plan.delete_keys or plan.add_docs or plan.file_records or clear):
             return
@@ -648,7 +661,9 @@ class Syncer:
                     writer.delete_by_term("key", key)
                 for rel in plan.file_records:
                     writer.delete_by_term("key", FILE_KEY_PREFIX + rel)
-            for doc in plan.add_docs:
+            for n, doc in enumerate(plan.add_docs, 1):
+                if n % 500 == 0:
+                    self._check_cancel()
                 writer.add_document(**doc)
             for rel, state in plan.file_records.items():
                 if state is not None:

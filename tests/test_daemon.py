@@ -368,3 +368,23 @@ def test_sigterm_during_a_batch_exits_cleanly_and_loses_nothing(tmp_path, write)
         restart.send_signal(signal.SIGINT)
         restart.communicate(timeout=30)
     assert restart.returncode == 130
+
+
+def test_sigterm_during_the_start_up_reconcile_abandons_it_promptly(tmp_path, write) -> None:
+    cfg = _config(tmp_path)
+    for i in range(4000):
+        write(f"reports/c{i % 10}/r{i}.md", f"report number {i} " * 50)
+    proc = _spawn(cfg)
+    try:
+        deadline = time.monotonic() + 60
+        while _lock_holder(tmp_path) != proc.pid:
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert json.loads((tmp_path / "index/daemon.json").read_text())["state"] == "stopped"
