@@ -1,0 +1,721 @@
+"""search_commands, get_command, list_commands: finding the command for a job.
+
+search_commands runs three tiers and merges them:
+
+1. the command's file name: query keywords against the words of the name (split on
+   ``_``, ``-``, case changes and digits), whole words or word starts only;
+2. fuzzy matching (rapidfuzz) of the keywords against the words of the title,
+   description, tags, other frontmatter values and body;
+3. the command's reports: commands whose reports hold the query words, by how well the
+   best report matches, how many match and how recent the newest is.
+
+Each tier scores 0-1 within its own band (tier 1: 0.45-1, tier 2: 0.25-0.80, tier 3:
+0.10-0.60), so a strong match of a higher tier (tier 1 covering every keyword, tier 2
+at 70 % or more) outranks anything a lower tier can score, while a weak higher-tier
+match can still fall below a strong lower-tier one. A command found by several tiers
+is listed once, under its highest tier, with the best of its scores and every reason.
+
+Commands are few: their stored fields are read once per index generation into a
+`CommandCatalog`, so tiers 1 and 2 are work in memory.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import os
+import re
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+from rapidfuzz import fuzz, process
+from whoosh.reading import IndexReader
+from whoosh.searching import Searcher
+
+from indexer.sources.base import TOKEN_PATTERN, is_hidden
+from indexer.sources.commands import CommandsSource, _as_tags
+from indexer.sources.registry import get_source
+from indexer.store import SkipFile, Syncer, read_file
+from query.args import check_name, check_query, check_range
+from query.context import QueryContext
+from query.errors import TroveError
+from query.workspace import docs_with
+
+MAX_RESULTS = 100
+Tier = Literal["tier1", "tier2", "tier3"]
+
+# Each tier's score band (low, high): see the module docstring.
+BANDS: dict[str, tuple[float, float]] = {
+    "tier1": (0.45, 1.0),
+    "tier2": (0.25, 0.80),
+    "tier3": (0.10, 0.60),
+}
+# Below these raw scores (0-1) a tier does not report the command at all.
+TIER1_MIN_COVERAGE = 0.3
+TIER2_MIN = 0.35
+TIER3_MIN_COVERAGE = 0.5
+# Tier 2: how much a word found in each field counts.
+FIELD_WEIGHTS = {"title": 1.0, "tags": 1.0, "description": 0.9, "frontmatter": 0.7, "body": 0.6}
+FIELD_WORDS = {
+    "title": "the title",
+    "tags": "the tags",
+    "description": "the description",
+    "frontmatter": "the frontmatter",
+    "body": "the text",
+}
+FUZZY_CUTOFF = 80  # rapidfuzz ratio, 0-100
+# Tier 3: a report this many days old counts half as recent as one from today.
+RECENCY_HALF_LIFE_DAYS = 180
+
+_TOKEN = re.compile(TOKEN_PATTERN)
+# Name pieces: split on anything but letters and digits (so on _ and -), then at case
+# changes (fooBar, HTTPLog) and between letters and digits.
+_SEPARATORS = re.compile(r"[\W_]+")
+_CASE_SPLIT = re.compile(
+    r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z]{2})(?=[A-Z][a-z])|(?<=\D)(?=\d)|(?<=\d)(?=\D)"
+)
+_STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "the",
+        "this",
+        "to",
+        "what",
+        "when",
+        "where",
+        "which",
+        "why",
+        "with",
+    ]
+)
+_EPOCH = date(1970, 1, 1).toordinal()
+
+
+# --------------------------------------------------------------------------- models
+
+
+class CommandMatch(BaseModel):
+    """One command found by search_commands."""
+
+    name: str = Field(description="Command name (the file name without .md).")
+    score: float = Field(description="Relevance 0-1, higher is better; comparable across tiers.")
+    tier: Tier = Field(
+        description="The highest tier that found it: tier1 file name, tier2 content and "
+        "frontmatter, tier3 the command's reports."
+    )
+    description: str = Field(
+        description="The command's description (frontmatter, or its first paragraph)."
+    )
+    match_reason: str = Field(description="Why it matched: which words matched where.")
+
+
+class CommandSearchResponse(BaseModel):
+    """The answer to search_commands."""
+
+    results: list[CommandMatch] = Field(description="Best first.")
+    search_time_ms: float = Field(description="Time the search took, in milliseconds.")
+    total_found: int = Field(description="How many commands matched, before max_results.")
+
+
+class CommandDetail(BaseModel):
+    """One command in full (get_command)."""
+
+    name: str = Field(description="Command name (the file name without .md).")
+    title: str = Field(description="Title from the frontmatter (the name if none).")
+    description: str = Field(
+        description="Description from the frontmatter, or the first paragraph."
+    )
+    tags: list[str] = Field(description="Tags from the frontmatter.")
+    frontmatter: dict[str, Any] = Field(
+        description="The whole YAML frontmatter as JSON (empty if missing or malformed)."
+    )
+    content: str = Field(description="The markdown body: the file without its frontmatter.")
+    path: str = Field(description="Absolute path of the command file.")
+    is_dependency: bool = Field(
+        description="Whether it is a helper of other commands (is_dependency: true)."
+    )
+
+
+class CommandSummary(BaseModel):
+    """One command in a listing."""
+
+    name: str = Field(description="Command name (the file name without .md).")
+    description: str = Field(description="The command's description.")
+    tags: list[str] = Field(description="Tags from the frontmatter.")
+    is_dependency: bool = Field(description="Whether it is a helper of other commands.")
+
+
+class CommandList(BaseModel):
+    """The answer to list_commands."""
+
+    commands: list[CommandSummary] = Field(description="By name.")
+
+
+# --------------------------------------------------------------------------- words
+
+
+def name_words(name: str) -> list[str]:
+    """The words of a command name, lower-cased: split on _, -, case changes and digits."""
+    words: list[str] = []
+    for part in _SEPARATORS.split(name):
+        words.extend(w.lower() for w in _CASE_SPLIT.split(part) if w)
+    return words
+
+
+def query_keywords(query: str) -> list[str]:
+    """The query's keywords: its words split like names, without stop words (unless
+    that leaves none), each once, in order."""
+    words = name_words(query.lower())
+    kept = [w for w in words if w not in _STOP_WORDS] or words
+    return list(dict.fromkeys(kept))
+
+
+def _text_words(text: str) -> set[str]:
+    """The words of a text for tier 2: index tokens, and their pieces split like names."""
+    words: set[str] = set()
+    for token in _TOKEN.findall(text.lower()):
+        words.add(token)
+        if "_" in token or any(c.isdigit() for c in token):
+            words.update(name_words(token))
+    return words
+
+
+def _word_match(keyword: str, word: str) -> float:
+    """How well a keyword matches one word of a name: 1 same word, 0.8 one starts the
+    other, 0.7 a shared stem (analysis/analyze), else 0."""
+    if keyword == word:
+        return 1.0
+    if keyword[:1] != word[:1]:  # every other match shares a start
+        return 0.0
+    if (len(keyword) >= 3 and word.startswith(keyword)) or (
+        len(word) >= 3 and keyword.startswith(word)
+    ):
+        return 0.8
+    common = len(os.path.commonprefix((keyword, word)))
+    if common >= 4 and common >= 0.7 * min(len(keyword), len(word)):
+        return 0.7
+    return 0.0
+
+
+def _shown(word: str, keyword: str | None = None) -> str:
+    """'word', or 'word' (for 'keyword') when the query said it differently."""
+    return f"'{word}'" if keyword is None or keyword == word else f"'{word}' (for '{keyword}')"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+# --------------------------------------------------------------------------- the catalog
+
+
+@dataclass
+class Command:
+    """A command as the index holds it."""
+
+    name: str
+    key: str
+    title: str
+    description: str
+    tags: list[str]
+    is_dependency: bool
+    frontmatter: dict[str, Any]
+    words: list[str]  # of the name
+    fields: dict[str, set[str]]
+
+
+@dataclass
+class CommandCatalog:
+    """Every command of one index generation, with the word lists tiers 1 and 2 use."""
+
+    commands: list[Command]
+    # word -> [(command index, field)] and the sorted words, for prefix look-ups
+    postings: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    vocabulary: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_reader(cls, reader: IndexReader) -> CommandCatalog:
+        commands: list[Command] = []
+        for stored in reader.all_stored_fields():
+            if stored.get("kind") != "doc":
+                continue
+            meta = stored.get("frontmatter") or {}
+            tags = _as_tags(meta.get("tags")) if "tags" in meta else stored.get("tags", "").split()
+            other = " ".join(
+                _flatten(v)
+                for k, v in meta.items()
+                if k not in ("title", "description", "tags", "is_dependency")
+            )
+            commands.append(
+                Command(
+                    name=stored["name"],
+                    key=stored["key"],
+                    title=stored.get("title", ""),
+                    description=stored.get("description", ""),
+                    tags=tags,
+                    is_dependency=bool(stored.get("is_dependency")),
+                    frontmatter=meta,
+                    words=name_words(stored["name"]),
+                    fields={
+                        "title": _text_words(stored.get("title", "")),
+                        "tags": _text_words(" ".join(tags)),
+                        "description": _text_words(stored.get("description", "")),
+                        "frontmatter": _text_words(other),
+                        "body": _text_words(stored.get("body", "")),
+                    },
+                )
+            )
+        commands.sort(key=lambda c: c.name)
+        catalog = cls(commands)
+        postings: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        for i, command in enumerate(commands):
+            for field_name, words in command.fields.items():
+                for word in words:
+                    postings[word].append((i, field_name))
+        catalog.postings = dict(postings)
+        catalog.vocabulary = sorted(postings)
+        return catalog
+
+
+def _flatten(value: Any) -> str:
+    if isinstance(value, dict):
+        return " ".join(f"{k} {_flatten(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return " ".join(_flatten(v) for v in value)
+    return "" if value is None or isinstance(value, bool) else str(value)
+
+
+@dataclass
+class _ReportMap:
+    """Per document of the reports index: the command it belongs to and its day."""
+
+    command: dict[int, str]
+    day: dict[int, int]
+
+
+class CommandsCache:
+    """What the command searches keep between queries (one per process)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._catalog: tuple[Any, CommandCatalog] | None = None
+        self._reports: tuple[Any, _ReportMap] | None = None
+
+    def catalog(self, reader: IndexReader) -> CommandCatalog:
+        stamp = _stamp(reader)
+        with self._lock:
+            if self._catalog is not None and self._catalog[0] == stamp:
+                return self._catalog[1]
+        catalog = CommandCatalog.from_reader(reader)
+        with self._lock:
+            self._catalog = (stamp, catalog)
+        return catalog
+
+    def reports(self, reader: IndexReader) -> _ReportMap:
+        stamp = _stamp(reader)
+        with self._lock:
+            if self._reports is not None and self._reports[0] == stamp:
+                return self._reports[1]
+        mapping = _ReportMap({}, {})
+        for leaf, base in reader.leaf_readers():
+            if leaf.segment() is None:  # an index without documents
+                continue
+            days = leaf.column_reader("day") if leaf.has_column("day") else None
+            for name in leaf.field_terms("command"):
+                for docnum in docs_with(leaf, "command", [name]):
+                    mapping.command[base + docnum] = name
+                    mapping.day[base + docnum] = days[docnum] if days is not None else -1
+        with self._lock:
+            self._reports = (stamp, mapping)
+        return mapping
+
+
+def _stamp(reader: IndexReader) -> tuple[Any, ...]:
+    """Identifies what a reader sees: its segments and their live documents."""
+    return tuple(
+        (leaf.segment().segment_id() if leaf.segment() is not None else None, leaf.doc_count())
+        for leaf, _ in reader.leaf_readers()
+    )
+
+
+# --------------------------------------------------------------------------- tiers
+
+
+@dataclass
+class _Found:
+    command: Command
+    tier: Tier
+    raw: float
+    reason: str
+
+    @property
+    def score(self) -> float:
+        low, high = BANDS[self.tier]
+        return low + (high - low) * min(1.0, max(0.0, self.raw))
+
+
+def tier1(catalog: list[Command], keywords: list[str]) -> list[_Found]:
+    """Keywords against the words of each command's name."""
+    found: list[_Found] = []
+    for command in catalog:
+        words = command.words
+        if not words:
+            continue
+        matched: dict[int, str | None] = {}  # name word index -> the keyword, if not the same
+        total = 0.0
+        for kw in keywords:
+            best, where = 0.0, -1
+            for i, word in enumerate(words):
+                m = _word_match(kw, word)
+                if m > best:
+                    best, where = m, i
+            for i in range(len(words) - 1):  # "speechsdk" for speech_sdk
+                if best < 1.0 and kw == words[i] + words[i + 1]:
+                    best, where = 1.0, i
+                    matched[i + 1] = None
+                    matched[i] = None
+            if best > 0:
+                total += best
+                matched.setdefault(where, kw)
+        coverage = total / len(keywords)
+        if coverage < TIER1_MIN_COVERAGE:
+            continue
+        name_coverage = len(matched) / len(words)
+        position = sum(1 - i / len(words) for i in matched) / len(matched)
+        raw = 0.7 * coverage + 0.2 * name_coverage + 0.1 * position
+        shown = [_shown(words[i], matched[i]) for i in sorted(matched)]
+        found.append(_Found(command, "tier1", raw, f"File name contains {_and(shown)}"))
+    return found
+
+
+def _similar_words(catalog: CommandCatalog, keyword: str) -> dict[str, float]:
+    """Vocabulary words close to the keyword, with a similarity 0-1: 1 the same word;
+    0.6-0.9 a word it starts (more for a longer part of it); 0.5-0.8 a word that starts
+    it (a stem); 0.68-0.85 a word within rapidfuzz's ratio cut-off (a typo)."""
+    similar: dict[str, float] = {}
+    if keyword in catalog.postings:
+        similar[keyword] = 1.0
+    if len(keyword) >= 3:
+        vocab = catalog.vocabulary
+        lo = bisect.bisect_right(vocab, keyword)
+        hi = bisect.bisect_left(vocab, keyword + "\U0010ffff")
+        for word in vocab[lo:hi]:
+            similar[word] = max(similar.get(word, 0.0), 0.6 + 0.3 * len(keyword) / len(word))
+        for end in range(3, len(keyword)):
+            stem = keyword[:end]
+            if stem in catalog.postings:
+                similar[stem] = max(similar.get(stem, 0.0), 0.5 + 0.3 * end / len(keyword))
+    if len(keyword) >= 4:
+        for word, ratio, _ in process.extract(
+            keyword, catalog.vocabulary, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None
+        ):
+            similar[word] = max(similar.get(word, 0.0), 0.85 * ratio / 100)
+    return similar
+
+
+def tier2(
+    catalog: CommandCatalog, visible: set[int], keywords: list[str], deadline: float
+) -> list[_Found]:
+    """Keywords, fuzzily, against title, tags, description, frontmatter and body."""
+    # per command: keyword -> (value, field, word)
+    best: dict[int, dict[str, tuple[float, str, str]]] = defaultdict(dict)
+    for kw in keywords:
+        _check_deadline(deadline)
+        for word, sim in _similar_words(catalog, kw).items():
+            for i, field_name in catalog.postings[word]:
+                if i not in visible:
+                    continue
+                value = sim * FIELD_WEIGHTS[field_name]
+                have = best[i].get(kw)
+                if have is None or value > have[0] or (value == have[0] and word == kw):
+                    best[i][kw] = (value, field_name, word)
+    found: list[_Found] = []
+    for i, per_keyword in best.items():
+        raw = sum(v for v, _, _ in per_keyword.values()) / len(keywords)
+        if raw < TIER2_MIN:
+            continue
+        by_field: dict[str, list[str]] = defaultdict(list)
+        for kw in keywords:
+            if kw in per_keyword:
+                _, field_name, word = per_keyword[kw]
+                by_field[field_name].append(_shown(word, kw))
+        parts = [
+            f"{_and(words)} in {FIELD_WORDS[f]}"
+            for f in FIELD_WEIGHTS
+            if (words := by_field.get(f))
+        ]
+        found.append(_Found(catalog.commands[i], "tier2", raw, "Matches " + "; ".join(parts)))
+    return found
+
+
+def _report_words(query: str) -> list[str]:
+    words = [w for w in _TOKEN.findall(query.lower()) if w not in _STOP_WORDS]
+    return list(dict.fromkeys(words or _TOKEN.findall(query.lower())))
+
+
+def _first_word(term: str) -> str:
+    m = _TOKEN.match(term)
+    return m.group() if m else ""
+
+
+def tier3(
+    searcher: Searcher,
+    cache: CommandsCache,
+    by_name: dict[str, Command],
+    words: list[str],
+    today: date,
+    deadline: float,
+) -> list[_Found]:
+    """Commands whose reports hold the query's words."""
+    if not words:
+        return []
+    reader = searcher.reader()
+    mapping = cache.reports(reader)
+    hits: Counter[int] = Counter()  # report -> how many query words it holds
+    for leaf, base in reader.leaf_readers():
+        if leaf.segment() is None:
+            continue
+        for word in words:
+            _check_deadline(deadline)
+            # Index terms are words, or words with the punctuation after them: any term
+            # whose first word is this word holds it.
+            terms = [
+                t
+                for t in leaf.expand_prefix("content", word)
+                if _first_word(t.decode("utf-8")) == word
+            ]
+            docs = docs_with(leaf, "content", terms)
+            hits.update(map(base.__add__, docs) if base else docs)
+    per_command: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    for docnum, n in hits.items():
+        coverage = n / len(words)
+        name = mapping.command.get(docnum)
+        if coverage >= TIER3_MIN_COVERAGE and name in by_name:
+            per_command[name].append((coverage, mapping.day.get(docnum, -1)))
+    today_day = today.toordinal() - _EPOCH
+    found: list[_Found] = []
+    for name, reports in per_command.items():
+        best = max(c for c, _ in reports)
+        matching = [d for c, d in reports if c == best]
+        newest = max(matching)
+        recency = (
+            0.5 ** (max(0, today_day - newest) / RECENCY_HALF_LIFE_DAYS) if newest >= 0 else 0.0
+        )
+        evidence = min(1.0, math.log1p(len(matching)) / math.log1p(20))
+        raw = 0.55 * best + 0.30 * evidence + 0.15 * recency
+        verb = "mentions" if len(matching) == 1 else "mention"
+        held = (
+            "every query word"
+            if best == 1.0
+            else f"{round(best * len(words))} of {len(words)} query words"
+        )
+        when = f" (newest {date.fromordinal(newest + _EPOCH).isoformat()})" if newest >= 0 else ""
+        found.append(
+            _Found(
+                by_name[name], "tier3", raw, f"{len(matching)} of its reports {verb} {held}{when}"
+            )
+        )
+    return found
+
+
+# --------------------------------------------------------------------------- the searches
+
+
+def _check_deadline(deadline: float) -> None:
+    if time.monotonic() >= deadline:
+        raise TroveError(
+            "SEARCH_TIMEOUT",
+            "the command search took longer than [commands] search_timeout_ms allows; "
+            "use fewer or more specific words, or raise the timeout",
+        )
+
+
+def _commands_root(ctx: QueryContext) -> Path:
+    root = ctx.settings.source_root("commands")
+    if root is None or not root.is_dir():
+        raise TroveError(
+            "DIRECTORY_NOT_FOUND",
+            f"the commands folder {root or '(not configured)'} does not exist; "
+            "check [sources] commands in the config",
+        )
+    return root
+
+
+@contextmanager
+def _searcher(ctx: QueryContext, collection: str) -> Iterator[Searcher | None]:
+    """The collection's searcher; an index never built is built first."""
+    with ctx.indexes.searcher(collection) as searcher:
+        if searcher is not None:
+            yield searcher
+            return
+    Syncer(ctx.settings, get_source(collection)).reconcile()
+    with ctx.indexes.searcher(collection) as searcher:
+        yield searcher
+
+
+def _catalog(ctx: QueryContext) -> CommandCatalog:
+    cache: CommandsCache = _memo(ctx)
+    with _searcher(ctx, "commands") as searcher:
+        if searcher is None:
+            return CommandCatalog([])
+        return cache.catalog(searcher.reader())
+
+
+def _readable(root: Path, command: Command) -> bool:
+    return os.access(root / command.key, os.R_OK) and (root / command.key).is_file()
+
+
+def search_commands(ctx: QueryContext, query: str, max_results: int = 10) -> CommandSearchResponse:
+    """Commands for a job, by file name (tier 1), content (tier 2) and reports (tier 3).
+
+    Commands marked ``is_dependency: true`` and commands whose file is gone are left out.
+    SEARCH_TIMEOUT past ``[commands] search_timeout_ms``.
+    """
+    started = time.monotonic()
+    text = check_query(query)
+    check_range(max_results, "max_results", 1, MAX_RESULTS)
+    root = _commands_root(ctx)
+    deadline = started + ctx.settings.commands.search_timeout_ms / 1000
+    catalog = _catalog(ctx)
+    _check_deadline(deadline)
+    visible = {i for i, c in enumerate(catalog.commands) if not c.is_dependency}
+    keywords = query_keywords(text)
+
+    found: list[_Found] = []
+    if keywords:
+        found += tier1([catalog.commands[i] for i in sorted(visible)], keywords)
+        _check_deadline(deadline)
+        found += tier2(catalog, visible, keywords, deadline)
+        _check_deadline(deadline)
+    reports_root = ctx.settings.source_root("reports")
+    if reports_root is not None and reports_root.is_dir():
+        by_name = {catalog.commands[i].name: catalog.commands[i] for i in visible}
+        cache: CommandsCache = _memo(ctx)
+        with _searcher(ctx, "reports") as searcher:
+            if searcher is not None:
+                found += tier3(
+                    searcher, cache, by_name, _report_words(text), date.today(), deadline
+                )
+        _check_deadline(deadline)
+
+    merged = _merge(found)
+    alive = [m for m in merged if _readable(root, m[0].command)]
+    alive.sort(key=lambda m: (-m[1], m[0].command.name))
+    results = [
+        CommandMatch(
+            name=f.command.name,
+            score=round(score, 3),
+            tier=f.tier,
+            description=f.command.description,
+            match_reason=reason,
+        )
+        for f, score, reason in alive[:max_results]
+    ]
+    return CommandSearchResponse(
+        results=results,
+        search_time_ms=round((time.monotonic() - started) * 1000, 1),
+        total_found=len(alive),
+    )
+
+
+def _merge(found: list[_Found]) -> list[tuple[_Found, float, str]]:
+    """One entry per command: its highest tier, its best score, every tier's reason."""
+    by_name: dict[str, list[_Found]] = defaultdict(list)
+    for f in found:
+        by_name[f.command.name].append(f)
+    merged = []
+    for finds in by_name.values():
+        finds.sort(key=lambda f: f.tier)
+        merged.append((finds[0], max(f.score for f in finds), "; ".join(f.reason for f in finds)))
+    return merged
+
+
+def get_command(ctx: QueryContext, name: str) -> CommandDetail:
+    """One command in full, read from its file (``name`` without or with ``.md``)."""
+    name = check_name(name, "command name", "INVALID_ARGUMENT")
+    if name.lower().endswith(".md"):
+        name = name[:-3]
+    root = _commands_root(ctx)
+    rel = f"{name}.md"
+    path = root / rel
+    try:
+        if is_hidden(rel) or not path.is_file():
+            raise FileNotFoundError(rel)
+        data = read_file(root, rel, int(ctx.settings.index.max_file_mb * 1024 * 1024))
+    except (FileNotFoundError, SkipFile):
+        raise TroveError(
+            "NOT_FOUND",
+            f"no command named {name!r}.{_suggest(ctx, name)} list_commands shows every command",
+        ) from None
+    doc = CommandsSource().parse(data).documents[0]
+    meta = doc["frontmatter"]
+    return CommandDetail(
+        name=name,
+        title=doc["title"],
+        description=doc["description"],
+        tags=_as_tags(meta.get("tags")),
+        frontmatter=meta,
+        content=doc["body"],
+        path=str(path),
+        is_dependency=doc["is_dependency"],
+    )
+
+
+def _suggest(ctx: QueryContext, name: str) -> str:
+    names = [c.name for c in _catalog(ctx).commands]
+    close = [
+        n for n, _, _ in process.extract(name, names, scorer=fuzz.WRatio, limit=3, score_cutoff=60)
+    ]
+    return f" Did you mean {_and([_shown(n) for n in close])}?" if close else ""
+
+
+def list_commands(ctx: QueryContext, include_dependencies: bool = False) -> CommandList:
+    """Every command (helpers marked is_dependency only when asked for), by name."""
+    root = _commands_root(ctx)
+    return CommandList(
+        commands=[
+            CommandSummary(
+                name=c.name, description=c.description, tags=c.tags, is_dependency=c.is_dependency
+            )
+            for c in _catalog(ctx).commands
+            if (include_dependencies or not c.is_dependency) and _readable(root, c)
+        ]
+    )
+
+
+def _memo(ctx: QueryContext) -> CommandsCache:
+    memo = ctx.memo.get("commands")
+    if memo is None:
+        memo = ctx.memo.setdefault("commands", CommandsCache())
+    return memo

@@ -1,0 +1,389 @@
+"""search_workspace over a tiny corpus of conversations in both folder formats."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from indexer.config import Settings
+from indexer.sources.registry import get_source
+from indexer.store import Syncer
+from query import workspace
+from query.cli import app
+from query.context import QueryContext
+from query.errors import TroveError
+from query.workspace import check_date_range, query_words, search_workspace
+
+# The spec's folders, plus neighbours a month filter must leave out.
+CONVERSATIONS = {
+    "2025-11/001-old-conversation/conversation.md": "# Old notes\nThe feature flag story.\n",
+    "2025-11-10/001-brainstorm-feature/notes.md": "Brainstorm\nA feature for authentication.\n",
+    "2025-11-10/002-debug-auth/conversation.md": "Debug\nauthentication fails behind the proxy\n",
+    "2025-11-11/001-plan-redesign/summary.md": "Plan\nredesign the authentication feature\n",
+    "2025-10-31/001-halloween/notes.md": "authentication feature, October\n",
+    "2025-12/001-december/notes.md": "authentication feature, December\n",
+}
+
+
+@pytest.fixture
+def convs(write: Callable[[str, str | bytes], Path]) -> Callable[[dict[str, str]], None]:
+    def make(files: dict[str, str]) -> None:
+        for rel, text in files.items():
+            write(f"conversations/{rel}", text)
+
+    return make
+
+
+@pytest.fixture
+def ctx_for() -> Iterator[Callable[[Settings], QueryContext]]:
+    made: list[QueryContext] = []
+
+    def make(settings: Settings) -> QueryContext:
+        made.append(QueryContext.from_settings(settings))
+        return made[-1]
+
+    yield make
+    for ctx in made:
+        ctx.close()
+
+
+@pytest.fixture
+def ctx(convs, make_settings, ctx_for) -> QueryContext:
+    convs(CONVERSATIONS)
+    return ctx_for(make_settings())
+
+
+def folders(answer) -> set[str]:
+    return {f"{r.date}/{r.conversation}" for r in answer.results}
+
+
+# --------------------------------------------------------------------------- the spec
+
+
+def test_a_day_filters_to_that_day_folder_only(ctx) -> None:
+    answer = search_workspace(ctx, "authentication", date_range="2025-11-10")
+    assert folders(answer) == {"2025-11-10/001-brainstorm-feature", "2025-11-10/002-debug-auth"}
+    assert answer.total_found == 2
+
+
+def test_a_month_matches_the_month_folder_and_every_day_folder_of_it(ctx) -> None:
+    answer = search_workspace(ctx, "feature", date_range="2025-11")
+    assert folders(answer) == {
+        "2025-11/001-old-conversation",
+        "2025-11-10/001-brainstorm-feature",
+        "2025-11-11/001-plan-redesign",
+    }
+
+
+def test_without_a_date_range_every_conversation_is_searched(ctx) -> None:
+    answer = search_workspace(ctx, "authentication")
+    assert folders(answer) == {
+        "2025-11-10/001-brainstorm-feature",
+        "2025-11-10/002-debug-auth",
+        "2025-11-11/001-plan-redesign",
+        "2025-10-31/001-halloween",
+        "2025-12/001-december",
+    }
+    assert answer.total_found == 5
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "2025-11-1",
+        "2025-13",
+        "2025-02-30",
+        "2025/11",
+        "2025-11-10/..",
+        "2025",
+        "nov",
+        "２０２５-11",
+    ],
+)
+def test_anything_but_a_month_or_a_day_is_invalid_date_range(ctx, bad: str) -> None:
+    with pytest.raises(TroveError) as err:
+        search_workspace(ctx, "feature", date_range=bad)
+    assert err.value.code == "INVALID_DATE_RANGE"
+    assert "YYYY-MM " in err.value.message and "YYYY-MM-DD" in err.value.message
+
+
+def test_date_ranges_are_checked_strictly() -> None:
+    assert check_date_range(None) is None and check_date_range("") is None
+    assert check_date_range("2024-02-29").field() == ("date", "2024-02-29")
+    assert check_date_range("2025-11").field() == ("month", "2025-11")
+    with pytest.raises(TroveError):
+        check_date_range("2025-02-29")
+
+
+def test_a_result_names_its_conversation_date_absolute_path_and_line(ctx, tmp_path: Path) -> None:
+    (hit,) = search_workspace(ctx, "behind the proxy").results
+    assert hit.conversation == "002-debug-auth"
+    assert hit.date == "2025-11-10"
+    assert hit.path == str(tmp_path / "conversations/2025-11-10/002-debug-auth/conversation.md")
+    assert Path(hit.path).is_absolute()
+    assert hit.line == 2
+    assert hit.excerpt == "authentication fails behind the proxy"
+    assert hit.score == 1.0 and hit.conversation_hits == 1
+    old = search_workspace(ctx, "flag story").results[0]
+    assert (old.date, old.line) == ("2025-11", 2)
+
+
+# --------------------------------------------------------------------------- literal matching
+
+
+def test_the_query_is_literal_and_case_insensitive(convs, make_settings, ctx_for) -> None:
+    convs(
+        {
+            "2025-01/001-a/x.md": "a.c here\nabc there\nx.*y literal\nxxy no\nPrice (407) [x]\n",
+            "2025-01/002-b/x.md": "AUTHENTICATION in capitals\n",
+        }
+    )
+    ctx = ctx_for(make_settings())
+    assert [h.excerpt for h in search_workspace(ctx, "a.c").results] == ["a.c here"]
+    assert [h.excerpt for h in search_workspace(ctx, "x.*y").results] == ["x.*y literal"]
+    assert [h.line for h in search_workspace(ctx, "(407) [x]").results] == [5]
+    assert search_workspace(ctx, "authentication").results[0].conversation == "002-b"
+    assert search_workspace(ctx, "AuThEnTiCaTiOn").total_found == 1
+
+
+def test_words_cut_off_at_either_end_of_the_query_match_inside_words(
+    convs, make_settings, ctx_for
+) -> None:
+    convs({"2025-01/001-a/x.md": "the oauth failure again\nsplit here\ntunnel there\n"})
+    ctx = ctx_for(make_settings())
+    (hit,) = search_workspace(ctx, "auth fail").results
+    assert hit.line == 1 and hit.score < 1.0
+    assert search_workspace(ctx, "split tunnel").total_found == 0  # not on one line
+
+
+def test_query_words_know_where_they_may_be_cut() -> None:
+    words = query_words("auth fail-x")
+    assert [(w.text, w.bounded_left, w.bounded_right) for w in words] == [
+        ("auth", False, True),
+        ("fail", True, True),
+        ("x", True, False),
+    ]
+    assert [w.text for w in query_words("代理服务")] == ["代", "理", "服", "务"]
+
+
+def test_cjk_text_is_found(convs, make_settings, ctx_for) -> None:
+    convs({"2025-01-02/001-cn/x.md": "第一行\n代理服务器返回 407 认证错误\n"})
+    (hit,) = search_workspace(ctx_for(make_settings()), "代理服务器").results
+    assert hit.line == 2 and hit.score == 1.0
+
+
+def test_a_long_line_is_cut_around_the_match(convs, make_settings, ctx_for) -> None:
+    convs({"2025-01/001-a/x.md": "word " * 200 + "NEEDLE " + "tail " * 200 + "\n"})
+    (hit,) = search_workspace(ctx_for(make_settings()), "needle").results
+    assert "NEEDLE" in hit.excerpt
+    assert hit.excerpt.startswith("…") and hit.excerpt.endswith("…")
+    assert len(hit.excerpt) <= workspace.EXCERPT_CHARS + 2
+
+
+# --------------------------------------------------------------------------- ranking
+
+
+def test_whole_words_rank_before_parts_of_words_and_ties_go_to_newer(
+    convs, make_settings, ctx_for
+) -> None:
+    convs(
+        {
+            "2025-03-01/001-a/x.md": "the authentication step\n",  # start of a word
+            "2025-01-01/001-b/x.md": "plain auth here\n",  # whole word, older
+            "2025-02/001-c/x.md": "oauth only\n",  # end of a word
+            "2025-02-01/002-d/x.md": "auth again\n",  # whole word, newer
+            "2025-02-01/001-e/x.md": "auth once more\n",  # same day, lower number
+            "2025-04-01/001-f/x.md": "reauthorize\n",  # inside a word
+        }
+    )
+    answer = search_workspace(ctx_for(make_settings()), "auth")
+    order = [(r.date, r.conversation, r.score) for r in answer.results]
+    assert order == [
+        ("2025-02-01", "002-d", 1.0),
+        ("2025-02-01", "001-e", 1.0),
+        ("2025-01-01", "001-b", 1.0),
+        ("2025-03-01", "001-a", 0.85),
+        ("2025-02", "001-c", 0.75),
+        ("2025-04-01", "001-f", 0.6),
+    ]
+
+
+def test_one_conversation_shows_a_few_lines_while_others_match(
+    convs, make_settings, ctx_for
+) -> None:
+    busy = "\n".join(f"proxy line {i}" for i in range(1, 21)) + "\n"
+    convs(
+        {
+            "2025-05-02/001-busy/a.md": busy,
+            "2025-05-02/001-busy/b.md": "proxy again\n",
+            "2025-05-01/001-quiet/x.md": "one proxy\n",
+            "2025-04-30/001-other/x.md": "another proxy\n",
+        }
+    )
+    answer = search_workspace(ctx_for(make_settings()), "proxy", max_results=5)
+    assert answer.total_found == 23
+    convs_shown = [r.conversation for r in answer.results]
+    assert convs_shown == ["001-busy", "001-busy", "001-busy", "001-quiet", "001-other"]
+    assert answer.results[0].conversation_hits == 21
+    assert [r.line for r in answer.results[:3]] == [1, 2, 3]
+
+
+def test_a_single_conversation_fills_every_result_slot(convs, make_settings, ctx_for) -> None:
+    convs({"2025-05-02/001-busy/a.md": "\n".join(f"proxy {i}" for i in range(30)) + "\n"})
+    ctx = ctx_for(make_settings())
+    answer = search_workspace(ctx, "proxy")
+    assert len(answer.results) == 10 and answer.total_found == 30
+    assert [r.line for r in answer.results] == list(range(1, 11))
+    assert len(search_workspace(ctx, "proxy", max_results=100).results) == 30
+
+
+def test_a_line_with_several_matches_is_one_result(convs, make_settings, ctx_for) -> None:
+    convs({"2025-05-02/001-a/a.md": "xauth then auth\n"})
+    (hit,) = search_workspace(ctx_for(make_settings()), "auth").results
+    assert hit.score == 1.0  # its best occurrence counts
+
+
+# --------------------------------------------------------------------------- the index
+
+
+def test_only_files_the_index_points_at_are_read(
+    ctx, monkeypatch: pytest.MonkeyPatch, convs
+) -> None:
+    convs({f"2025-06/00{i}-filler/x.md": "nothing to see\n" for i in range(5)})
+    convs({"2025-06/009-zebra/x.md": "a zebra crossing\n"})
+    read: list[str] = []
+    real = workspace.read_file
+
+    def spy(root: Path, rel: str, max_bytes: int):
+        read.append(rel)
+        return real(root, rel, max_bytes)
+
+    monkeypatch.setattr(workspace, "read_file", spy)
+    assert search_workspace(ctx, "zebra").total_found == 1
+    assert set(read) == {"2025-06/009-zebra/x.md"}
+
+
+def test_a_repeated_search_reads_only_the_files_it_shows(
+    ctx, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert search_workspace(ctx, "authentication").total_found == 5
+    read: list[str] = []
+    real = workspace.read_file
+
+    def spy(root: Path, rel: str, max_bytes: int):
+        read.append(rel)
+        return real(root, rel, max_bytes)
+
+    monkeypatch.setattr(workspace, "read_file", spy)
+    answer = search_workspace(ctx, "authentication", max_results=1)
+    assert answer.total_found == 5
+    assert read == [answer.results[0].path.split("/conversations/", 1)[1]]
+
+
+def test_without_room_to_keep_texts_the_answers_are_the_same(ctx) -> None:
+    kept = search_workspace(ctx, "feature")
+    ctx.memo["workspace"] = workspace.WorkspaceCache(text_budget=0)
+    assert search_workspace(ctx, "feature") == kept
+    assert search_workspace(ctx, "feature") == kept
+
+
+def test_changed_files_are_searched_as_the_index_has_them(ctx, write) -> None:
+    assert search_workspace(ctx, "october").total_found == 1
+    write("conversations/2025-10-31/001-halloween/notes.md", "now about November\n")
+    Syncer(ctx.settings, get_source("conversations")).reconcile()
+    assert search_workspace(ctx, "october").total_found == 0
+    assert search_workspace(ctx, "about november").total_found == 1
+
+
+def test_a_file_deleted_before_the_index_catches_up_is_skipped(
+    convs, make_settings, ctx_for, tmp_path
+) -> None:
+    convs({"2025-06/001-a/x.md": "zebra one\n", "2025-06/002-b/x.md": "zebra two\n"})
+    ctx = ctx_for(make_settings())
+    assert search_workspace(ctx, "zebra").total_found == 2  # both files read (and kept)
+    (tmp_path / "conversations/2025-06/002-b/x.md").unlink()  # no reindex
+    answer = search_workspace(ctx, "zebra")
+    assert [r.conversation for r in answer.results] == ["001-a"]
+    assert answer.total_found == 1
+
+
+def test_a_missing_index_is_built_on_first_use(ctx, tmp_path: Path) -> None:
+    assert not (tmp_path / "index" / "conversations").exists()
+    assert search_workspace(ctx, "feature").total_found == 5
+    assert (tmp_path / "index" / "conversations").is_dir()
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize("query", ["", "   ", "--->", "...", "line one\nline two"])
+def test_a_query_without_words_or_across_lines_is_invalid_query(ctx, query: str) -> None:
+    with pytest.raises(TroveError) as err:
+        search_workspace(ctx, query)
+    assert err.value.code == "INVALID_QUERY"
+
+
+@pytest.mark.parametrize("n", [0, 101])
+def test_max_results_out_of_range_is_invalid_argument(ctx, n: int) -> None:
+    with pytest.raises(TroveError) as err:
+        search_workspace(ctx, "feature", max_results=n)
+    assert err.value.code == "INVALID_ARGUMENT"
+
+
+def test_a_missing_conversations_folder_is_directory_not_found(make_settings, ctx_for) -> None:
+    with pytest.raises(TroveError) as err:
+        search_workspace(ctx_for(make_settings()), "feature")
+    assert err.value.code == "DIRECTORY_NOT_FOUND"
+
+
+# --------------------------------------------------------------------------- CLI
+
+runner = CliRunner()
+
+
+def config(tmp_path: Path) -> str:
+    cfg = tmp_path / "trove.toml"
+    cfg.write_text(
+        '[sources]\nreports = "reports"\ncommands = "commands"\n'
+        'conversations = "conversations"\n[index]\ndir = "index"\n'
+    )
+    return str(cfg)
+
+
+def test_cli_search_workspace_prints_a_table_and_json(convs, tmp_path: Path) -> None:
+    convs(CONVERSATIONS)
+    cfg = config(tmp_path)
+    table = runner.invoke(app, ["--config", cfg, "search", "workspace", "authentication"])
+    assert table.exit_code == 0, table.output
+    assert "002-debug-auth" in table.stdout and "conversation.md:2" in table.stdout
+    raw = runner.invoke(
+        app,
+        [
+            "--config",
+            cfg,
+            "search",
+            "workspace",
+            "authentication",
+            "--date-range",
+            "2025-11-10",
+            "--json",
+        ],
+    )
+    assert raw.exit_code == 0, raw.output
+    data = json.loads(raw.stdout)
+    assert data["total_found"] == 2
+    assert {r["date"] for r in data["results"]} == {"2025-11-10"}
+    none = runner.invoke(app, ["--config", cfg, "search", "workspace", "qqqzzz"])
+    assert none.exit_code == 0 and "no conversation line holds" in none.stdout
+
+
+def test_cli_search_workspace_bad_date_range_exits_2(convs, tmp_path: Path) -> None:
+    convs(CONVERSATIONS)
+    r = runner.invoke(
+        app, ["--config", config(tmp_path), "search", "workspace", "x", "--date-range", "2025-11-1"]
+    )
+    assert r.exit_code == 2 and "INVALID_DATE_RANGE" in r.stderr and "YYYY-MM-DD" in r.stderr
