@@ -1,0 +1,467 @@
+"""trove's MCP server: the searches of query/ as MCP tools (DESIGN.md, "MCP tools").
+
+`build_server(settings)` registers every tool explicitly. A tool's signature is its
+input schema (limits and defaults from the specs), its return type a pydantic model
+(structured output with an output schema), and every tool is marked read-only. The
+query functions are synchronous; each call runs in a worker thread so the event loop
+stays responsive. Failures are raised as `ToolError("CODE: what went wrong and what to
+do")`; arguments the SDK rejects before a tool runs get a code too (`call_tool`).
+"""
+
+# No `from __future__ import annotations`: tool signatures are built inside
+# build_server from values known only then (the logbook's allowed values), and the SDK
+# reads them as objects.
+
+import functools
+import inspect
+import logging
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field, ValidationError
+
+from indexer.config import Settings
+from indexer.sources.elog import allowed_filter_values
+from indexer.store import IndexLockedError, StoreError
+from query import commands, elog, reports, web, workspace
+from query.args import MAX_QUERY_CHARS
+from query.context import QueryContext
+from query.errors import ErrorCode, TroveError
+from query.web import WebSearcher
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SERVER_NAME = "trove"
+INSTRUCTIONS = (
+    "trove searches local collections: analysis reports (search_reports, "
+    "list_command_reports, get_report), the commands that produce them (search_commands, "
+    "get_command, list_commands), past conversations (search_workspace), the SwissFEL "
+    "electronic logbook (search_elog, get_elog_thread), and the web through SearXNG "
+    "(search_web). Errors read 'CODE: what went wrong and what to do'."
+)
+# The tools only read (a missing index is built from the files, which change nothing a
+# caller can see); search_web alone reaches outside this machine.
+LOCAL_READ = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+WEB_READ = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
+)
+# An argument the SDK rejects gets the code the query functions give the same argument.
+ARGUMENT_CODES: dict[str, ErrorCode] = {
+    "query": "INVALID_QUERY",
+    "command_filter": "INVALID_COMMAND_FILTER",
+    "date_range": "INVALID_DATE_RANGE",
+}
+# specs/search_workspace-date-range.md, MCP-SEARCH-002, word for word.
+DATE_RANGE_DESCRIPTION = (
+    "Filter by date range. Supports YYYY-MM (month) or YYYY-MM-DD (day) format. Month "
+    "format matches all days within that month. Examples: '2025-11' or '2025-11-10'"
+)
+
+
+class TroveServer(MCPServer):
+    """An MCPServer whose argument errors carry trove's codes; owns the query state."""
+
+    def __init__(self, settings: Settings, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.trove_settings = settings
+        self.ctx = QueryContext.from_settings(settings)
+        self._web: WebSearcher | None = None
+        self._web_lock = threading.Lock()
+        self._schemas: dict[str, dict[str, Any]] = {}
+
+    def web(self) -> WebSearcher:
+        """The process's web searcher, made on first use (a bad [web] fails that search)."""
+        with self._web_lock:
+            if self._web is None:
+                self._web = WebSearcher(self.trove_settings.web)
+            return self._web
+
+    def close(self) -> None:
+        if self._web is not None:
+            self._web.close()
+        self.ctx.close()
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> Any:
+        schemas = await self._input_schemas()
+        schema = schemas.get(name)
+        if schema is None:
+            raise ToolError(
+                f"Error executing tool {name}: NOT_FOUND: there is no such tool; the tools "
+                f"are {_and(schemas)}"
+            )
+        known = schema.get("properties", {})
+        unknown = [key for key in arguments if key not in known]
+        if unknown:  # the SDK would drop them silently
+            raise ToolError(
+                f"Error executing tool {name}: INVALID_ARGUMENT: {name} has no argument "
+                f"{_and(repr(k) for k in unknown)}; its arguments are {_and(known)}"
+            )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):  # the arguments failed the schema
+                raise ToolError(
+                    f"Error executing tool {name}: {argument_error(exc.__cause__, schema)}"
+                ) from exc.__cause__
+            raise
+
+    async def _input_schemas(self) -> dict[str, dict[str, Any]]:
+        if not self._schemas:
+            self._schemas = {t.name: t.input_schema for t in await self.list_tools()}
+        return self._schemas
+
+
+def argument_error(exc: ValidationError, schema: dict[str, Any]) -> str:
+    """'CODE: message' for arguments pydantic rejected, in the words of query/args.py."""
+    problems: list[str] = []
+    code: ErrorCode | None = None
+    for err in exc.errors(include_url=False):
+        field = str(err["loc"][0]) if err["loc"] else "arguments"
+        code = code or ARGUMENT_CODES.get(field, "INVALID_ARGUMENT")
+        problems.append(_problem(field, err, schema.get("properties", {}).get(field, {})))
+    return f"{code or 'INVALID_ARGUMENT'}: {'; '.join(problems)}"
+
+
+def _problem(field: str, err: Any, prop: dict[str, Any]) -> str:
+    kind = err["type"]
+    given = _shown(err.get("input"))
+    if kind == "missing":
+        return f"{field} is required" + (
+            "; give the words to search for" if field == "query" else ""
+        )
+    if kind in ("greater_than_equal", "less_than_equal"):
+        return f"{field} must be {_allowed_range(prop)}, got {given}"
+    if kind.startswith("int_"):
+        return f"{field} must be a whole number, got {given}"
+    if kind.startswith("bool_"):
+        return f"{field} must be true or false, got {given}"
+    if kind == "string_too_short":
+        return f"{field} is empty; give one or more words to search for"
+    if kind == "string_too_long":
+        return (
+            f"{field} is {len(err.get('input') or '')} characters long; "
+            f"the limit is {err['ctx']['max_length']}"
+        )
+    if kind.startswith("string_"):
+        return f"{field} must be text, got {given}"
+    return f"{field}: {err['msg']}, got {given}"
+
+
+def _allowed_range(prop: dict[str, Any]) -> str:
+    low, high = prop.get("minimum"), prop.get("maximum")
+    if low is not None and high is not None:
+        return f"between {low} and {high}"
+    return f"at least {low}" if low is not None else f"at most {high}"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _and(items: Any) -> str:
+    items = list(items)
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
+
+async def run_query(call: Callable[..., T], *args: Any) -> T:
+    """Run a query function in a worker thread; trove's errors become ToolErrors."""
+    try:
+        return await anyio.to_thread.run_sync(functools.partial(call, *args))
+    except TroveError as exc:
+        raise ToolError(str(exc)) from exc
+    except IndexLockedError as exc:
+        raise ToolError(f"SEARCH_TIMEOUT: {exc}") from exc
+    except StoreError as exc:
+        raise ToolError(
+            f"DIRECTORY_NOT_FOUND: the index cannot be used: {exc} (check [index] dir)"
+        ) from exc
+
+
+def _query(description: str, examples: list[str]) -> Any:
+    return Annotated[
+        str,
+        Field(
+            description=description,
+            min_length=1,
+            max_length=MAX_QUERY_CHARS,
+            examples=examples,
+        ),
+    ]
+
+
+def _count(description: str, high: int) -> Any:
+    return Annotated[int, Field(ge=1, le=high, description=description)]
+
+
+def _choices(attribute: str, values: list[str], examples: str) -> str:
+    if not values:
+        return f"Optional: filter by {attribute} (free text in this logbook), e.g. {examples}."
+    listed = ", ".join(f"'{v}'" for v in values)
+    return (
+        f"Optional: filter by {attribute}, one of: {listed}. Matched without regard to case; "
+        "older entries may also hold values outside this list."
+    )
+
+
+def elog_filter_values(settings: Settings) -> dict[str, list[str]]:
+    """Allowed Category/System/Domain values, as search_elog checks them: the logbook's
+    section of ``[sources] elog_config`` (else its first logbook section), else SwissFEL's."""
+    config, root = settings.sources.elog_config, settings.source_root("elog")
+    values = allowed_filter_values(config, root.name if root else None)
+    if config is not None and not any(values.values()):
+        values = allowed_filter_values(config)
+    return values
+
+
+def build_server(settings: Settings) -> TroveServer:
+    """The MCP server over these settings, with every tool of DESIGN.md registered."""
+    server = TroveServer(
+        settings,
+        name=SERVER_NAME,
+        title="trove: local search",
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+    )
+    ctx = server.ctx
+
+    def tool(fn: Callable[..., Any], annotations: ToolAnnotations = LOCAL_READ) -> None:
+        server.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)
+
+    # ------------------------------------------------------------------ reports
+
+    async def search_reports(
+        query: _query(
+            "Search query - keywords to find in report content (case-insensitive). Reports "
+            "holding the whole query rank first; if none does, reports holding all its words.",
+            ["decode timeout", "proxy configuration", "McKinsey"],
+        ),
+        command_filter: Annotated[
+            str | None,
+            Field(
+                description="Optional: filter results to reports from a specific command "
+                "(its folder name; search_commands and list_commands show command names).",
+                examples=["analyze_zoom_speech_sdk_log", "proxy-slow-meeting-analysis-command"],
+            ),
+        ] = None,
+        max_results: _count("Maximum number of results to return", 100) = 10,
+    ) -> reports.SearchReportsResult:
+        """Search the analysis reports (markdown files kept in one folder per command that
+        produced them) for a word or phrase, case-insensitively. Results rank by how often a
+        report holds the query, then newest first, each with an excerpt around the first
+        match, its date and path. Then read one with get_report, or browse one command's
+        reports with list_command_reports."""
+        return await run_query(reports.search_reports, ctx, query, command_filter, max_results)
+
+    async def list_command_reports(
+        command_name: Annotated[
+            str,
+            Field(
+                description="The command whose reports to list (its folder name, as "
+                "search_reports or list_commands show it).",
+                examples=["analyze_zoom_speech_sdk_log"],
+            ),
+        ],
+        max_results: _count("Maximum number of reports to return (newest first)", 1000) = 50,
+    ) -> reports.CommandReports:
+        """List the reports one command produced, newest first (by the date in the file
+        name; undated reports last), with date, size, path and link. A command with no
+        reports folder gets NOT_FOUND. Read one with get_report."""
+        return await run_query(reports.list_command_reports, ctx, command_name, max_results)
+
+    async def get_report(
+        command_name: Annotated[
+            str, Field(description="The command that produced the report (its folder name).")
+        ],
+        report_name: Annotated[
+            str,
+            Field(
+                description="The report's file name, as search_reports or "
+                "list_command_reports return it (with .md)."
+            ),
+        ],
+    ) -> reports.Report:
+        """Get one report's full markdown content, by its command and file name as
+        search_reports or list_command_reports return them, with its date, path and link."""
+        return await run_query(reports.get_report, ctx, command_name, report_name)
+
+    # ------------------------------------------------------------------ commands
+
+    async def search_commands(
+        query: _query(
+            "Search query - keywords or natural language description of what you're looking for",
+            ["speech SDK log analysis", "proxy configuration", "meeting join issue"],
+        ),
+        max_results: _count("Maximum number of results to return", commands.MAX_RESULTS) = 10,
+    ) -> commands.CommandSearchResponse:
+        """Find the command (a markdown playbook with YAML frontmatter) for a job, in three
+        tiers: tier1 matches the command's file name, tier2 its title, description, tags
+        and text (fuzzy), tier3 the reports it produced for similar problems. Scores are
+        0-1, best first, each with the reason it matched. Helper commands
+        (is_dependency) are left out. Read the one you pick with get_command."""
+        return await run_query(commands.search_commands, ctx, query, max_results)
+
+    async def get_command(
+        name: Annotated[
+            str,
+            Field(
+                description="The command's name: its file name without .md, as "
+                "search_commands or list_commands return it.",
+                examples=["analyze_zoom_speech_sdk_log"],
+            ),
+        ],
+    ) -> commands.CommandDetail:
+        """Get one command in full: title, description, tags, the whole frontmatter and the
+        markdown body. An unknown name gets NOT_FOUND with the closest names."""
+        return await run_query(commands.get_command, ctx, name)
+
+    async def list_commands(
+        include_dependencies: Annotated[
+            bool,
+            Field(
+                description="Also list helper commands that other commands use "
+                "(is_dependency: true in their frontmatter)."
+            ),
+        ] = False,
+    ) -> commands.CommandList:
+        """List every command (a markdown playbook for a job) by name, with its description
+        and tags; helper commands only with include_dependencies. Read one with get_command."""
+        return await run_query(commands.list_commands, ctx, include_dependencies)
+
+    # ------------------------------------------------------------------ conversations
+
+    async def search_workspace(
+        query: _query(
+            "Text to find in past conversations: a literal word or phrase, matched "
+            "case-insensitively within one line.",
+            ["authentication", "token expiry"],
+        ),
+        date_range: Annotated[
+            str | None,
+            Field(description=DATE_RANGE_DESCRIPTION, examples=["2025-11", "2025-11-10"]),
+        ] = None,
+        max_results: _count(
+            "Maximum number of matching lines to return", workspace.MAX_RESULTS
+        ) = 10,
+    ) -> workspace.WorkspaceSearchResponse:
+        """Search past conversations (conversations/{YYYY-MM or YYYY-MM-DD}/{NNN-slug}/
+        files) for a text, line by line: one result per matching line with the
+        conversation, its date folder, the file, line number and an excerpt. Whole-word
+        matches rank first, then newest first; total_found counts every matching line."""
+        return await run_query(workspace.search_workspace, ctx, query, date_range, max_results)
+
+    # ------------------------------------------------------------------ ELOG
+
+    allowed = elog_filter_values(settings)
+
+    async def search_elog(
+        query: Annotated[
+            str | None,
+            Field(
+                description="Search text or regex pattern (e.g., 'beam dump', 'RF.*fault'). "
+                "A query with .*, .+, |, [...], \\d, \\w, \\s, \\b, a leading ^ or a trailing "
+                "$ is a regular expression (case-insensitive, over title and text); any other "
+                "is text. Omit to search by filters/dates only.",
+                max_length=MAX_QUERY_CHARS,
+                examples=["beam dump", "RF.*fault", "SATUN18"],
+            ),
+        ] = None,
+        since: Annotated[
+            str | None,
+            Field(
+                description="Start date for time range (YYYY-MM-DD format: from the start of "
+                "that day in the logbook's own time; YYYY-MM or an ISO 8601 time such as "
+                "2025-10-06T08:00:00+02:00 also work). Optional.",
+                examples=["2025-10-01"],
+            ),
+        ] = None,
+        until: Annotated[
+            str | None,
+            Field(
+                description="End date for time range (YYYY-MM-DD format, inclusive: through "
+                "the end of that day in the logbook's own time; YYYY-MM or an ISO 8601 time "
+                "also work). Optional.",
+                examples=["2025-10-07"],
+            ),
+        ] = None,
+        category: Annotated[
+            str | None,
+            Field(description=_choices("category", allowed["Category"], "'Problem'")),
+        ] = None,
+        system: Annotated[
+            str | None, Field(description=_choices("system", allowed["System"], "'RF'"))
+        ] = None,
+        domain: Annotated[
+            str | None, Field(description=_choices("domain", allowed["Domain"], "'Aramis'"))
+        ] = None,
+        max_results: _count("Maximum number of results to return", elog.MAX_RESULTS) = 10,
+    ) -> elog.ElogSearchResponse:
+        """Search SwissFEL ELOG (electronic logbook) entries, ranked by relevance. Supports
+        text search, regex patterns, time ranges and attribute filters (category, system,
+        domain); all are optional and combine (no query: newest first). Each hit has its
+        elog_id, title, date, author, attributes, a snippet and a link; get_elog_thread
+        shows its thread."""
+        return await run_query(
+            elog.search_elog, ctx, query, since, until, category, system, domain, max_results
+        )
+
+    async def get_elog_thread(
+        message_id: Annotated[
+            int, Field(ge=1, description="ELOG message ID to get thread for (a hit's elog_id).")
+        ],
+        include_replies: Annotated[
+            bool, Field(description="Include reply chain (descendants). Default: true.")
+        ] = True,
+        include_parents: Annotated[
+            bool, Field(description="Include parent chain (ancestors). Default: true.")
+        ] = True,
+    ) -> elog.ElogThreadResponse:
+        """Get the conversation thread of an ELOG entry, in thread order, each entry with
+        its depth (0 for the thread's root). Both flags true: the whole thread (the root
+        and every reply under it); parents only: the chain from the root down to the
+        entry; replies only: the entry and the replies under it."""
+        return await run_query(
+            elog.get_elog_thread, ctx, message_id, include_replies, include_parents
+        )
+
+    # ------------------------------------------------------------------ web
+
+    async def search_web(
+        query: _query(
+            "The search query string to look up on the web",
+            ["sqlite fts5 tokenizer", "whoosh python"],
+        ),
+        limit: _count("Maximum number of results to return", web.MAX_LIMIT) = 10,
+    ) -> web.WebSearchResponse:
+        """Search the web through SearXNG (a metasearch engine): titles, content snippets
+        and URLs, in SearXNG's order. Use it for current or general information the local
+        collections do not hold."""
+        return await run_query(lambda: server.web().search(query, limit))
+
+    for fn in (
+        search_reports,
+        list_command_reports,
+        get_report,
+        search_commands,
+        get_command,
+        list_commands,
+        search_workspace,
+        search_elog,
+        get_elog_thread,
+    ):
+        tool(fn)
+    tool(search_web, WEB_READ)
+    return server
