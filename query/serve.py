@@ -38,7 +38,11 @@ DAEMON_STOP_S = 60.0
 
 
 class ServeError(Exception):
-    """`trove serve` cannot start as asked (bad host, missing token, port taken)."""
+    """`trove serve` cannot start as asked; ``exit_code`` 2 for bad input, 1 otherwise."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 # --------------------------------------------------------------------------- both
@@ -171,13 +175,11 @@ def listen(host: str, port: int) -> socket.socket:
         sock.listen(128)
     except OSError as exc:
         sock.close()
+        busy = exc.errno == errno.EADDRINUSE
         raise ServeError(
             f"cannot listen on {host}:{port}: {exc.strerror or exc}"
-            + (
-                "; is another trove serve running? Use --port"
-                if exc.errno == errno.EADDRINUSE
-                else ""
-            )
+            + ("; is another trove serve running? Choose another --port" if busy else ""),
+            exit_code=1,
         ) from None
     return sock
 

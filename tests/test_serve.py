@@ -9,6 +9,7 @@ import queue
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -341,6 +342,17 @@ def test_trove_serve_refuses_another_address_without_a_token(
     trove.stop()
     message = "".join(trove.stderr)
     assert "refusing to serve on 0.0.0.0" in message and "TROVE_TOKEN" in message
+
+
+def test_trove_serve_on_a_busy_port_says_so(small: Path, start: Callable[..., Trove]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        trove = start(small, "serve", "--port", str(port))
+        assert trove.proc.wait(START_S) == 1
+    trove.stop()
+    assert f"cannot listen on 127.0.0.1:{port}" in "".join(trove.stderr)
 
 
 async def test_trove_serve_with_a_token_answers_only_requests_that_carry_it(
