@@ -1,0 +1,385 @@
+"""search_reports speed: trove's index against the alternatives a user has.
+
+    python bench/bench_query.py [--sizes 10000,100000] [--work-dir DIR] [--queries 60]
+                                [--alt-queries 8] [--seed 7] [--json FILE]
+
+For each size: a generated corpus of reports (bench/gen_corpus.py; reused when the one in
+WORK_DIR/reports-N was made with the same arguments), its index (built or brought up to
+date first, not timed: bench_index.py times that), then queries drawn from the corpus:
+
+  word      a word (3+ letters) drawn uniformly from the distinct words of 50 reports
+  keywords  two consecutive words of a report, neither among the 100 most frequent
+  fragment  4-6 letters from inside a word of 7+ letters
+  cjk       2-4 consecutive CJK characters from a report that has some
+  text      2-3 consecutive words as written (stop words, punctuation): shown, not a goal
+  common    the most frequent words and pairs of them: the worst case, shown, not a goal
+
+Each query runs through search_reports (top 10, a long-lived QueryContext as in the
+server); a few of each kind also run as the spec's plain Python scan (read every file,
+count the lower-cased query) and as `rg -i -F -c` over the same files, whose cost hardly
+depends on the query. The scan's answers are compared with trove's. Times are wall-clock
+milliseconds on a warm page cache; ratios are the alternative's p50 over trove's p50.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import gen_corpus  # bench/ is not a package: its folder is on the path
+
+from indexer.config import load_settings
+from indexer.sources.base import is_hidden
+from indexer.sources.reports import ReportsSource, date_from_name
+from indexer.store import Syncer
+from query.context import QueryContext
+from query.reports import query_words, search_reports
+
+KINDS = ("word", "keywords", "fragment", "cjk", "text", "common")
+GOALS = {"word queries": ("word", "keywords"), "fragment/CJK queries": ("fragment", "cjk")}
+RG_GOAL = {10000: 20, 100000: 100}  # p50 at least this many times faster than ripgrep
+P95_GOAL_MS = {100000: 50}
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{2,}")
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+# --------------------------------------------------------------------------- corpus, index
+
+
+def corpus(work_dir: Path, reports: int, seed: int) -> Path:
+    """WORK_DIR/reports-N, generated unless it already holds that corpus."""
+    out = work_dir / f"reports-{reports}"
+    want = {
+        "reports": reports,
+        "commands": 0,
+        "conversations": 0,
+        "report_kb": 4.0,
+        "seed": seed,
+        "version": gen_corpus.GENERATOR_VERSION,
+    }
+    have = gen_corpus.read_manifest(out) or {}
+    if any(have.get(k) != v for k, v in want.items()):
+        print(f"generating {reports} reports in {out} ...", file=sys.stderr, flush=True)
+        started = time.perf_counter()
+        shutil.rmtree(out / "index", ignore_errors=True)
+        gen_corpus.generate(out, reports=reports, commands=0, conversations=0, seed=seed)
+        print(f"  {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+    return out
+
+
+def reports_of(root: Path) -> list[Path]:
+    return sorted(
+        p
+        for d in os.scandir(root)
+        if d.is_dir() and not is_hidden(d.name)
+        for p in Path(d.path).iterdir()
+        if p.name.endswith(".md") and not is_hidden(p.name)
+    )
+
+
+# --------------------------------------------------------------------------- queries
+
+
+def draw_queries(files: list[Path], n: int, seed: int) -> dict[str, list[str]]:
+    rng = random.Random(seed)
+    texts = [p.read_text(encoding="utf-8") for p in rng.sample(files, min(200, len(files)))]
+    vocab = sorted({w for t in texts[:50] for w in _WORD.findall(t)})
+    long_words = [w for w in vocab if len(w) >= 7]
+    cjk_runs = [r for t in texts for r in _CJK_RUN.findall(t)]
+    extra = 0
+    while not cjk_runs and extra < 20:  # 5% of reports have CJK: look further
+        extra += 1
+        more = [p.read_text(encoding="utf-8") for p in rng.sample(files, min(200, len(files)))]
+        cjk_runs = [r for t in more for r in _CJK_RUN.findall(t)]
+    counts: dict[str, int] = {}
+    for t in texts:
+        for w in _WORD.findall(t.lower()):
+            counts[w] = counts.get(w, 0) + 1
+    by_count = [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    frequent, top100 = by_count[:8], set(by_count[:100])
+
+    def runs(text: str) -> list[list[str]]:
+        """Runs of consecutive words, as written, in a text's lines."""
+        return [ln.split() for ln in text.splitlines() if len(ln.split()) >= 3]
+
+    def text_phrase() -> str:
+        lines = runs(rng.choice(texts)) or [["decode", "timeout"]]
+        words = rng.choice(lines)
+        k = rng.randint(2, 3)
+        a = rng.randrange(max(1, len(words) - k + 1))
+        return " ".join(words[a : a + k]).strip("`*#().,:;")
+
+    def keywords() -> str:
+        """Two consecutive words, neither among the 100 most frequent: what people type."""
+        for _ in range(1000):
+            lines = runs(rng.choice(texts))
+            if not lines:
+                continue
+            words = rng.choice(lines)
+            pairs = [
+                (a, b)
+                for a, b in itertools.pairwise(words)
+                if _WORD.fullmatch(a.lower())
+                and _WORD.fullmatch(b.lower())
+                and a.lower() not in top100
+                and b.lower() not in top100
+            ]
+            if pairs:
+                return " ".join(rng.choice(pairs))
+        return "decode timeout"
+
+    def fragment() -> str:
+        w = rng.choice(long_words)
+        k = rng.randint(4, 6)
+        a = rng.randint(1, len(w) - k)
+        return w[a : a + k]
+
+    def cjk() -> str:
+        run = rng.choice(cjk_runs)
+        k = rng.randint(2, min(4, len(run)))
+        a = rng.randrange(len(run) - k + 1)
+        return run[a : a + k]
+
+    common = frequent[: max(1, n // 4)] + [f"{a} {b}" for a, b in itertools.pairwise(frequent)]
+    out: dict[str, list[str]] = {
+        "word": [rng.choice(vocab) for _ in range(n)],
+        "keywords": [keywords() for _ in range(n)],
+        "fragment": [fragment() for _ in range(n)],
+        "cjk": [cjk() for _ in range(n)] if cjk_runs else [],
+        "text": [q for q in (text_phrase() for _ in range(n * 2)) if q.strip()][:n],
+        "common": common[:n],
+    }
+    # Some in capitals: the search ignores case, so this costs nothing but must still work.
+    for kind in ("word", "keywords"):
+        out[kind] = [q.upper() if i % 5 == 0 else q for i, q in enumerate(out[kind])]
+    return out
+
+
+# --------------------------------------------------------------------------- the alternatives
+
+
+def python_scan(files: list[Path], query: str, n: int = 10) -> list[tuple[str, int]]:
+    """specs/search_reports.md as written: read each file, count the lower-cased query,
+    rank by count then date (then path); reports with all the words if none matched."""
+    lowered = query.strip().lower()
+
+    def scan(needles: list[str]) -> list[tuple[Path, int]]:
+        hits = []
+        for p in files:
+            text = p.read_bytes().decode("utf-8", errors="replace").lower()
+            counts = [text.count(s) for s in needles]
+            if all(counts):
+                hits.append((p, sum(counts)))
+        return hits
+
+    hits = scan([lowered])
+    words = query_words(lowered)
+    if not hits and words and words != [lowered]:
+        hits = scan(words)
+
+    def order(hit: tuple[Path, int]) -> tuple[Any, ...]:
+        day = date_from_name(hit[0].name)
+        return (-hit[1], -day.toordinal() if day else 1, str(hit[0]))
+
+    return [(str(p), c) for p, c in sorted(hits, key=order)[:n]]
+
+
+def ripgrep(root: Path, query: str) -> None:
+    subprocess.run(
+        ["rg", "-i", "-F", "-c", "--no-messages", "--", query.strip(), str(root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Times:
+    trove: list[float] = field(default_factory=list)
+    scan: list[float] = field(default_factory=list)
+    rg: list[float] = field(default_factory=list)
+    agree: int = 0
+    compared: int = 0
+
+
+def timed(call: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    value = call()
+    return (time.perf_counter() - started) * 1000, value
+
+
+def p50(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def p95(xs: list[float]) -> float:
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(0.95 * (len(xs) - 1)))]
+
+
+def run_size(args: argparse.Namespace, size: int, have_rg: bool) -> dict[str, Any]:
+    out = corpus(args.work_dir, size, args.seed)
+    settings = load_settings(out / "trove.toml")
+    root = settings.source_root("reports")
+    assert root is not None
+    print(f"bringing the {size} index up to date ...", file=sys.stderr, flush=True)
+    ms, summary = timed(lambda: Syncer(settings, ReportsSource()).reconcile())
+    print(f"  {ms / 1000:.0f} s ({summary.added} added)", file=sys.stderr, flush=True)
+    files = reports_of(root)
+    queries = draw_queries(files, args.queries, args.seed)
+    ctx = QueryContext.from_settings(settings)
+    first_ms, _ = timed(lambda: search_reports(ctx, "warm up"))
+    first_units_ms, _ = timed(lambda: search_reports(ctx, "warm, up"))
+    if have_rg:
+        ripgrep(root, "warm the page cache")
+    for f in files:  # the same warm page cache for the scan
+        f.read_bytes()
+    times: dict[str, Times] = {}
+    for kind in KINDS:
+        t = times[kind] = Times()
+        for i, q in enumerate(queries[kind]):
+            ms, answer = timed(lambda q=q: search_reports(ctx, q))
+            t.trove.append(ms)
+            if i < args.alt_queries:
+                ms, expected = timed(lambda q=q: python_scan(files, q))
+                t.scan.append(ms)
+                got = [(h.path, h.count) for h in answer.results]
+                t.compared += 1
+                t.agree += got == expected
+                if got != expected:
+                    print(f"  DIFFERENT ANSWER for {q!r}", file=sys.stderr)
+                if have_rg:
+                    t.rg.append(timed(lambda q=q: ripgrep(root, q))[0])
+        print(
+            f"  {kind}: {len(t.trove)} queries, p50 {p50(t.trove):.1f} ms",
+            file=sys.stderr,
+            flush=True,
+        )
+    ctx.close()
+    return {
+        "size": size,
+        "first_query_ms": round(first_ms, 1),
+        "first_units_query_ms": round(first_units_ms, 1),
+        "kinds": {k: v for k, v in times.items()},
+        "examples": {k: v[:3] for k, v in queries.items()},
+    }
+
+
+def report(result: dict[str, Any], have_rg: bool) -> list[str]:
+    size = result["size"]
+    lines = [
+        "",
+        (
+            f"== {size} reports   (first query after opening: {result['first_query_ms']:.0f} ms; "
+            f"first query needing the unit term list: {result['first_units_query_ms']:.0f} ms)"
+        ),
+        (
+            f"{'kind':<10} {'n':>4} {'trove p50':>10} {'p95':>8} {'max':>8} | {'scan p50':>9} "
+            f"{'x':>6} | {'rg p50':>8} {'x':>6} | same answer"
+        ),
+    ]
+    kinds: dict[str, Times] = result["kinds"]
+
+    def row(name: str, t: Times) -> str:
+        rg = (
+            f"{p50(t.rg):8.1f} {p50(t.rg) / p50(t.trove):5.0f}x" if have_rg else f"{'-':>8} {'':>6}"
+        )
+        return (
+            f"{name:<10} {len(t.trove):>4} {p50(t.trove):10.1f} {p95(t.trove):8.1f} "
+            f"{max(t.trove, default=float('nan')):8.1f} | {p50(t.scan):9.1f} "
+            f"{p50(t.scan) / p50(t.trove):5.0f}x | {rg} | {t.agree}/{t.compared}"
+        )
+
+    for kind, t in kinds.items():
+        if t.trove:
+            lines.append(row(kind, t))
+    lines.append("goals:")
+    for goal, members in GOALS.items():
+        t = Times()
+        for k in members:
+            for name in ("trove", "scan", "rg"):
+                getattr(t, name).extend(getattr(kinds[k], name))
+            t.agree += kinds[k].agree
+            t.compared += kinds[k].compared
+        lines.append(row(goal[:10], t) + f"   ({goal})")
+        checks = []
+        if have_rg and size in RG_GOAL:
+            ratio = p50(t.rg) / p50(t.trove)
+            ok = "met" if ratio >= RG_GOAL[size] else "NOT met"
+            checks.append(f"p50 {ratio:.0f}x faster than rg (goal {RG_GOAL[size]}x): {ok}")
+        if size in P95_GOAL_MS:
+            ok = "met" if p95(t.trove) <= P95_GOAL_MS[size] else "NOT met"
+            checks.append(f"p95 {p95(t.trove):.1f} ms (goal <= {P95_GOAL_MS[size]} ms): {ok}")
+        if checks:
+            lines.append("    " + "; ".join(checks))
+    lines.append("examples: " + "; ".join(f"{k}: {v}" for k, v in result["examples"].items()))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--sizes",
+        default="10000,100000",
+        help="report counts, comma-separated (default 10000,100000)",
+    )
+    parser.add_argument("--work-dir", type=Path, default=Path("/tmp/trove-bench-query"))
+    parser.add_argument("--queries", type=int, default=60, help="trove queries per kind")
+    parser.add_argument(
+        "--alt-queries",
+        type=int,
+        default=8,
+        help="of those, how many also run as the Python scan and with rg",
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path, help="also write the raw times here")
+    args = parser.parse_args(argv)
+    have_rg = shutil.which("rg") is not None
+    lines = [
+        (
+            f"bench_query: search_reports, {os.cpu_count()} CPUs, load average "
+            f"{os.getloadavg()[0]:.1f} at start"
+        )
+    ]
+    if not have_rg:
+        lines.append("ripgrep (rg) not found: the rg column is skipped (apt-get install ripgrep)")
+    results = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        result = run_size(args, size, have_rg)
+        results.append(result)
+        lines.extend(report(result, have_rg))
+    lines.append(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    print("\n".join(lines))
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                [{**r, "kinds": {k: vars(t) for k, t in r["kinds"].items()}} for r in results],
+                indent=1,
+                ensure_ascii=False,
+            )
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""What every search needs: the settings and the open indexes, passed in, never global."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from indexer.config import Settings
+from query.indexes import Indexes
+
+
+@dataclass
+class QueryContext:
+    """The settings and index handles of one process, built once at its edge (CLI, server)."""
+
+    settings: Settings
+    indexes: Indexes
+    # Data a search derives from an index and keeps between queries (e.g. a segment's
+    # term list), keyed by what it was derived from; each search family uses its own key.
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> QueryContext:
+        return cls(settings, Indexes(settings))
+
+    def close(self) -> None:
+        self.indexes.close()

@@ -1,0 +1,785 @@
+"""Reports: search_reports, list_command_reports and get_report (specs/search_reports.md).
+
+A search counts the occurrences of the whole query in each report exactly as
+``text.lower().count(query.lower())`` does, from the index (its schema is in
+indexer/sources/reports.py; both sides cut the lower-cased text the same way):
+
+- a query inside one word (a word, part of one, one CJK character): every word of the
+  index that holds it, times how often each report holds that word (``content``); the
+  same with units for a query inside one unit ("timeout," or "->");
+- any other query is cut into units like the text: its first unit must end a unit of the
+  text, its middle units equal the units that follow and its last unit start the next
+  one; stored positions (``units``) say where. Overlapping occurrences count once, as in
+  ``str.count``. When the units left to read would cost more than reading the reports
+  that the others left possible, those files are read and counted instead.
+
+Matching terms are found by scanning a segment's term list, kept (per segment) in the
+context's memo. Otherwise only the files of the reports returned are read, for their
+excerpts. When no report holds the whole query, reports holding every word of it are
+returned, marked ``match: "words"``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import heapq
+import logging
+import os
+import re
+import stat
+import zlib
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from io import BytesIO
+from itertools import accumulate, chain, pairwise
+from pathlib import Path
+from pickle import Unpickler, loads
+from typing import Any, Literal
+from urllib.parse import quote
+
+from pydantic import BaseModel, Field
+from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC
+from whoosh.reading import IndexReader
+from whoosh.searching import Searcher
+
+from indexer.config import Settings
+from indexer.sources.base import TOKEN_PATTERN, FileData, is_hidden
+from indexer.sources.reports import (
+    UNIT_PATTERN,
+    ReportsSource,
+    date_from_name,
+    decode_positions,
+)
+from indexer.store import SkipFile, Syncer, read_file
+from query.args import check_name, check_query, check_range
+from query.context import QueryContext
+from query.errors import ErrorCode, TroveError
+
+log = logging.getLogger(__name__)
+
+COLLECTION = "reports"
+EXCERPT_CHARS = 100  # of context on each side of the first match
+ELLIPSIS = "..."
+
+_UNIT = re.compile(UNIT_PATTERN)
+_ONE_WORD = re.compile(TOKEN_PATTERN)  # fullmatch: a run of word characters, or one CJK one
+_WORDS = re.compile(r"\w+")
+# Estimates, in microseconds, for choosing how to count a query of several units: per
+# term whose postings are read, per posting (with its positions), per report file read
+# and counted instead (measured on the 10k bench corpus).
+_TERM_US = 15
+_POSTING_US = 1
+_FILE_US = 70
+# Dates rank as day numbers made positive; 0 is undated (ranks last).
+_DAY_SHIFT = 800_000  # day numbers from 0001-01-01 (-719162) up become positive
+
+
+# --------------------------------------------------------------------------- models
+
+
+class ReportHit(BaseModel):
+    report_name: str = Field(description="Report file name")
+    command_name: str = Field(description="Command that generated this report")
+    date: str | None = Field(
+        description="Report date from the file name (ISO 8601, midnight UTC), or null"
+    )
+    excerpt: str = Field(description="The text around the first match; '...' where cut")
+    link: str = Field(description="URL of the report, or its file:// URL")
+    path: str = Field(description="Full file path to the report")
+    count: int = Field(description="Occurrences of the query (or of its words, match 'words')")
+    match: Literal["exact", "words"] = Field(
+        description="'exact': the report holds the whole query (case-insensitive); 'words': "
+        "no report did, and this one holds every word of it, in any order"
+    )
+
+
+class SearchReportsResult(BaseModel):
+    results: list[ReportHit]
+    total_found: int = Field(description="Reports that matched; results holds the best of them")
+
+
+class ReportInfo(BaseModel):
+    report_name: str
+    date: str | None = Field(description="Date from the file name (ISO 8601), or null")
+    path: str
+    link: str
+    size: int = Field(description="Size in bytes")
+
+
+class CommandReports(BaseModel):
+    command_name: str
+    reports: list[ReportInfo] = Field(description="Newest first; undated reports last")
+    total: int = Field(description="Reports of this command; reports holds the newest of them")
+
+
+class Report(BaseModel):
+    report_name: str
+    command_name: str
+    date: str | None = Field(description="Date from the file name (ISO 8601), or null")
+    path: str
+    link: str
+    content: str
+    size: int = Field(description="Size of the file in bytes")
+    truncated: bool = Field(
+        description="The file is larger than [index] max_file_mb; content holds its beginning"
+    )
+
+
+# --------------------------------------------------------------------------- the spec's parts
+
+
+def iso_date(day: dt.date | None) -> str | None:
+    """A report date as the spec shows it: midnight UTC, milliseconds, 'Z'."""
+    return None if day is None else f"{day.isoformat()}T00:00:00.000Z"
+
+
+def query_words(lowered: str) -> list[str]:
+    """The words of a (lower-cased) query, each once, in order."""
+    return list(dict.fromkeys(_WORDS.findall(lowered)))
+
+
+def first_match(lowered: str, needles: list[str]) -> tuple[int, int]:
+    """Where the first of the needles occurs in a lower-cased text: (start, length).
+
+    The earliest; of two starting together, the shorter. (0, 0) if none occurs.
+    """
+    places = [(i, len(s)) for s in needles if (i := lowered.find(s)) >= 0]
+    return min(places) if places else (0, 0)
+
+
+def excerpt(text: str, lowered: str, start: int, end: int) -> str:
+    """The original text around ``lowered[start:end]`` (``lowered`` is ``text.lower()``).
+
+    About EXCERPT_CHARS characters on each side, runs of white space (newlines too) made
+    one space, and ELLIPSIS where the text was cut.
+    """
+    if len(lowered) != len(text):  # lower-casing changed lengths ('İ' -> 'i̇'): map back
+        ends = list(accumulate(len(c.lower()) for c in text))
+        start = bisect_right(ends, start)
+        end = min(len(text), bisect_left(ends, end) + 1)
+    a = max(0, start - EXCERPT_CHARS)
+    b = min(len(text), end + EXCERPT_CHARS)
+    body = " ".join(text[a:b].split())
+    return (ELLIPSIS if a > 0 else "") + body + (ELLIPSIS if b < len(text) else "")
+
+
+def report_link(settings: Settings, command: str, report_name: str, path: Path) -> str:
+    base = settings.reports.link_base_url.strip()
+    if base:
+        return f"{base.rstrip('/')}/{quote(command, safe='')}/{quote(report_name, safe='')}"
+    return path.as_uri()
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def search_reports(
+    ctx: QueryContext,
+    query: str,
+    command_filter: str | None = None,
+    max_results: int = 10,
+) -> SearchReportsResult:
+    """Reports holding the query (case-insensitive), most occurrences first, then newest."""
+    q = check_query(query)
+    if command_filter is not None:
+        command_filter = check_name(command_filter, "command_filter", "INVALID_COMMAND_FILTER")
+    check_range(max_results, "max_results", 1, 100)
+    root = reports_root(ctx.settings)
+    if command_filter is not None:
+        command_dir(root, command_filter, "DIRECTORY_NOT_FOUND")
+    lowered = q.lower()
+    files = _Files(ctx.settings, root)
+    with _searcher(ctx) as searcher:
+        if searcher is None:
+            return SearchReportsResult(results=[], total_found=0)
+        segments = _segments(ctx, searcher, files)
+        match: Literal["exact", "words"] = "exact"
+        found = [(s, s.occurrences(lowered, command_filter)) for s in segments]
+        total = sum(len(counts) for _, counts in found)
+        words = query_words(lowered)
+        if not total and words and words != [lowered]:
+            match = "words"
+            found = [(s, s.all_words(words, command_filter)) for s in segments]
+            total = sum(len(counts) for _, counts in found)
+        best = _best(found, max_results)
+    needles = [lowered] if match == "exact" else words
+    results = []
+    for fields, count in best:
+        hit = _hit(ctx.settings, files, fields, count, match, needles)
+        if hit is not None:
+            results.append(hit)
+    return SearchReportsResult(results=results, total_found=total)
+
+
+def list_command_reports(
+    ctx: QueryContext, command_name: str, max_results: int = 50
+) -> CommandReports:
+    """A command's reports, newest first (by the file-name date; undated last)."""
+    command = check_name(command_name, "command_name", "INVALID_COMMAND_FILTER")
+    check_range(max_results, "max_results", 1, 1000)
+    root = reports_root(ctx.settings)
+    folder = command_dir(root, command, "NOT_FOUND")
+    root_real = os.path.realpath(root)
+    found: list[tuple[tuple[Any, ...], str, int]] = []
+    for entry in os.scandir(folder):
+        name = entry.name
+        if is_hidden(name) or not name.lower().endswith(".md"):
+            continue
+        if entry.is_symlink() and not _inside(root_real, entry.path):
+            continue
+        try:
+            st = entry.stat()
+        except OSError:
+            continue
+        if not entry.is_file():
+            continue
+        day = date_from_name(name)
+        order = (day is None, -(day.toordinal() if day else 0), -st.st_mtime_ns, name)
+        found.append((order, name, st.st_size))
+    found.sort()
+    reports = []
+    for _, name, size in found[:max_results]:
+        path = folder / name
+        reports.append(
+            ReportInfo(
+                report_name=name,
+                date=iso_date(date_from_name(name)),
+                path=str(path),
+                link=report_link(ctx.settings, command, name, path),
+                size=size,
+            )
+        )
+    return CommandReports(command_name=command, reports=reports, total=len(found))
+
+
+def get_report(ctx: QueryContext, command_name: str, report_name: str) -> Report:
+    """One report's full content."""
+    command = check_name(command_name, "command_name", "INVALID_COMMAND_FILTER")
+    name = check_name(report_name, "report_name", "INVALID_COMMAND_FILTER")
+    root = reports_root(ctx.settings)
+    command_dir(root, command, "NOT_FOUND")
+    if is_hidden(name) or not name.lower().endswith(".md"):
+        raise TroveError(
+            "NOT_FOUND",
+            f"{name!r} is not a report (reports are .md files); "
+            f"list_command_reports('{command}') shows the reports there",
+        )
+    max_bytes = int(ctx.settings.index.max_file_mb * 1024 * 1024)
+    try:
+        data = read_file(root, f"{command}/{name}", max_bytes)
+    except (FileNotFoundError, SkipFile) as exc:
+        why = "no such report" if isinstance(exc, FileNotFoundError) else str(exc)
+        raise TroveError(
+            "NOT_FOUND",
+            f"{command}/{name}: {why}; list_command_reports('{command}') shows the reports there",
+        ) from None
+    path = root / command / name
+    return Report(
+        report_name=name,
+        command_name=command,
+        date=iso_date(date_from_name(name)),
+        path=str(path),
+        link=report_link(ctx.settings, command, name, path),
+        content=data.text(),
+        size=data.size,
+        truncated=data.truncated,
+    )
+
+
+def reports_root(settings: Settings) -> Path:
+    """The reports folder; DIRECTORY_NOT_FOUND if it is not configured or does not exist."""
+    root = settings.source_root(COLLECTION)
+    if root is None:
+        raise TroveError(
+            "DIRECTORY_NOT_FOUND", "no reports folder is configured; set [sources] reports"
+        )
+    if not root.is_dir():
+        raise TroveError(
+            "DIRECTORY_NOT_FOUND",
+            f"the reports folder {root} does not exist; check [sources] reports in the config",
+        )
+    return root
+
+
+def command_dir(root: Path, command: str, code: ErrorCode) -> Path:
+    """A command's folder of reports (a checked name); ``code`` if there is none."""
+    path = root / command
+    if is_hidden(command) or not path.is_dir() or not _inside(os.path.realpath(root), str(path)):
+        raise TroveError(
+            code,
+            f"no command {command!r} has reports: there is no folder {command!r} in {root}",
+        )
+    return path
+
+
+# --------------------------------------------------------------------------- the index side
+
+
+@contextmanager
+def _searcher(ctx: QueryContext) -> Iterator[Searcher | None]:
+    """The reports searcher; an index never built is built first (once)."""
+    with ctx.indexes.searcher(COLLECTION) as searcher:
+        if searcher is not None:
+            yield searcher
+            return
+    log.info("the reports index was never built; building it")
+    Syncer(ctx.settings, ReportsSource()).reconcile()
+    with ctx.indexes.searcher(COLLECTION) as searcher:
+        yield searcher
+
+
+class _Files:
+    """Reads reports as the indexer does: never outside the root, at most max_file_mb,
+    UTF-8 with bad bytes replaced; a file that is gone or unreadable reads as None."""
+
+    def __init__(self, settings: Settings, root: Path) -> None:
+        self.root = root
+        self.max_bytes = int(settings.index.max_file_mb * 1024 * 1024)
+        self._root_real = os.path.realpath(root)
+        self._folders: dict[str, bool] = {}  # command folder -> inside the root
+
+    def text(self, key: str) -> str | None:
+        command = key.partition("/")[0]
+        inside = self._folders.get(command)
+        if inside is None:
+            inside = self._folders[command] = _inside(self._root_real, str(self.root / command))
+        try:
+            if not inside:
+                raise SkipFile("outside the root")
+            # The folder is inside the root; O_NOFOLLOW keeps the file there too. A file
+            # that is a symlink takes the slower road that checks where it leads.
+            fd = os.open(self.root / key, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                return None
+            return self._checked(key)
+        except SkipFile:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            data = os.read(fd, min(self.max_bytes, st.st_size + 1))
+            while len(data) < min(self.max_bytes, st.st_size) and (more := os.read(fd, 1 << 20)):
+                data += more
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        data = data[: self.max_bytes]
+        if b"\x00" in data[:8192]:  # a binary file: the indexer skips it too
+            return None
+        return FileData(key, data, st.st_mtime_ns, st.st_size).text()
+
+    def _checked(self, key: str) -> str | None:
+        try:
+            return read_file(self.root, key, self.max_bytes).text()
+        except (OSError, SkipFile) as exc:
+            log.debug("%s: cannot read: %s", self.root / key, exc)
+            return None
+
+
+class _Lexicon:
+    """A segment's terms of one field, and where each one's postings are.
+
+    All terms in one string, each between NULs; ``starts[k]`` is where term k begins.
+    A term may hold a NUL itself (the text did), so every hit is checked against the
+    bounds of the term it falls in.
+    """
+
+    def __init__(self, reader: IndexReader, fieldname: str) -> None:
+        terms: list[str] = []
+        self.offsets = array("q")  # -1: postings inlined in the term info
+        self.lengths = array("Q")
+        self.doc_counts = array("Q")
+        for (name, tbytes), info in reader._terms.items_from(fieldname, b""):
+            if name != fieldname:
+                break
+            terms.append(tbytes.decode("utf-8"))
+            if info.is_inlined():
+                offset, length = -1, 0
+            else:
+                offset, length = info.extent()
+                if isinstance(length, tuple):  # Whoosh 2.7.4 unpacks it as a 1-tuple
+                    (length,) = length
+            self.offsets.append(offset)
+            self.lengths.append(length)
+            self.doc_counts.append(info.doc_frequency())
+        self.joined = "\0" + "\0".join(terms) + "\0"
+        self.starts = array("Q", accumulate((len(t) + 1 for t in terms[:-1]), initial=1))
+        if not terms:
+            self.starts = array("Q")
+
+    def term(self, k: int) -> str:
+        end = self.starts[k + 1] - 1 if k + 1 < len(self.starts) else len(self.joined) - 1
+        return self.joined[self.starts[k] : end]
+
+    def cost_us(self, ks: list[int]) -> int:
+        """About how long reading the postings (with positions) of these terms takes."""
+        return len(ks) * _TERM_US + sum(self.doc_counts[k] for k in ks) * _POSTING_US
+
+    def containing(self, s: str) -> list[int]:
+        return self._scan(s, s, 0)
+
+    def ending_with(self, s: str) -> list[int]:
+        return self._scan(s, s + "\0", 0, at_end=True)
+
+    def starting_with(self, s: str) -> list[int]:
+        return self._scan(s, "\0" + s, 1, at_start=True)
+
+    def equal_to(self, s: str) -> list[int]:
+        return self._scan(s, "\0" + s + "\0", 1, at_start=True, at_end=True)
+
+    def _scan(
+        self, s: str, needle: str, lead: int, *, at_start: bool = False, at_end: bool = False
+    ) -> list[int]:
+        """Terms holding ``s``, found as ``needle`` (``s`` begins ``lead`` chars into it)."""
+        out: list[int] = []
+        joined, starts, find = self.joined, self.starts, self.joined.find
+        count, n = len(starts), len(s)
+        i = find(needle)
+        while i >= 0:
+            at = i + lead
+            k = bisect_right(starts, at) - 1
+            begin = starts[k] if k >= 0 else 0
+            end = (starts[k + 1] - 1) if k + 1 < count else len(joined) - 1
+            if (
+                k >= 0
+                and at + n <= end
+                and (not at_start or at == begin)
+                and (not at_end or at + n == end)
+            ):
+                out.append(k)
+                i = find(needle, max(i + 1, end + 1 - lead))
+            else:
+                i = find(needle, i + 1)
+        return out
+
+
+class _SegmentMemo:
+    """What searches derive from one (immutable) segment and keep between queries."""
+
+    def __init__(self) -> None:
+        self.lexicons: dict[str, _Lexicon] = {}
+        self.day_ranks: list[int] | None = None
+        self.deleted: tuple[int, frozenset[int]] = (0, frozenset())
+
+
+class _Segment:
+    """One segment of the reports index: counts occurrences in its documents."""
+
+    def __init__(self, reader: IndexReader, memo: _SegmentMemo, files: _Files) -> None:
+        self.reader = reader
+        self.memo = memo
+        self.files = files
+        segment = reader.segment()
+        count = segment.deleted_count()
+        if memo.deleted[0] != count:  # deletions only ever grow within a segment
+            memo.deleted = (count, frozenset(segment.deleted_docs()))
+        self.deleted = memo.deleted[1]
+
+    def lexicon(self, fieldname: str) -> _Lexicon:
+        lex = self.memo.lexicons.get(fieldname)
+        if lex is None:
+            lex = self.memo.lexicons[fieldname] = _Lexicon(self.reader, fieldname)
+        return lex
+
+    def day_ranks(self) -> list[int]:
+        """Per document: the day of its date, shifted to be positive; 0 if undated."""
+        if self.memo.day_ranks is None:
+            days = self.reader.column_reader("day")
+            self.memo.day_ranks = [d + _DAY_SHIFT if d != -1 else 0 for d in days]
+        return self.memo.day_ranks
+
+    def _blocks(
+        self, fieldname: str, k: int, within: Sequence[int] | None = None
+    ) -> Iterator[tuple[list[int], Any, Any]]:
+        """(docnums, weights, values) of each block of term k's postings; with ``within``
+        (sorted docnums), only the blocks that may hold one of them.
+
+        Reads Whoosh 2.7.4's postings file directly, a whole posting list at once: its
+        matcher reads each block header with many small reads and costs several times
+        more. Deleted documents are still in here; callers drop them.
+        """
+        lex = self.lexicon(fieldname)
+        offset = lex.offsets[k]
+        if offset < 0:
+            info = self.reader._terms.term_info(fieldname, lex.term(k).encode("utf-8"))
+            ids, weights, values = info.inlined_postings()
+            yield list(ids), weights, values
+            return
+        data = self.reader._terms._postfile.get(offset, lex.lengths[k])
+        if data[:4] != WHOOSH3_HEADER_MAGIC:
+            raise ValueError(f"unexpected postings of {fieldname}:{lex.term(k)!r}")
+        stream = BytesIO(data)
+        pos, low = 4, -1
+        while True:
+            # A block: its length (negative for the last), a pickled info tuple, the data.
+            size = int.from_bytes(data[pos : pos + 4], "big", signed=True)
+            stream.seek(pos + 4)
+            _count, high, _maxweight, compressed, _, _ = Unpickler(stream).load()
+            end = pos + 4 + abs(size)
+            if within is None or bisect_right(within, high) > bisect_right(within, low):
+                block = data[stream.tell() : end]
+                ids, weights, values = loads(zlib.decompress(block) if compressed else block)
+                yield list(accumulate(ids)), weights, values
+            if size < 0 or end >= len(data):
+                return
+            pos, low = end, high
+
+    def command_docs(self, command: str) -> list[int]:
+        found = self.lexicon("command").equal_to(command)
+        return sorted(
+            chain.from_iterable(ids for k in found for ids, _, _ in self._blocks("command", k))
+        )
+
+    # ---- counting
+
+    def occurrences(self, lowered: str, command: str | None) -> dict[int, float]:
+        """{docnum: occurrences of ``lowered`` in the document's lower-cased text}."""
+        within = None if command is None else self.command_docs(command)
+        if within == []:
+            return {}
+        units = _UNIT.findall(lowered)
+        if len(units) == 1:
+            unit = units[0]
+            fieldname = "content" if _ONE_WORD.fullmatch(unit) else "units"
+            counts = self._count_inside(fieldname, unit, within)
+        else:
+            counts = self._count_across(lowered, units, within)
+        if within is not None:
+            inside = set(within)
+            counts = {d: c for d, c in counts.items() if d in inside}
+        if self.deleted:
+            for d in self.deleted.intersection(counts):
+                del counts[d]
+        return counts
+
+    def all_words(self, words: list[str], command: str | None) -> dict[int, float]:
+        """{docnum: occurrences of all words} for the documents that hold every word."""
+        total: dict[int, float] | None = None
+        for word in words:
+            counts = self.occurrences(word, command)
+            if total is None:
+                total = counts
+            else:
+                total = {d: c + counts[d] for d, c in total.items() if d in counts}
+            if not total:
+                return {}
+        return total or {}
+
+    def _count_inside(self, fieldname: str, s: str, within: list[int] | None) -> dict[int, float]:
+        """Occurrences of ``s`` that lie inside one term: (times in the term) x (term's
+        frequency in the document), summed over the terms that hold ``s``."""
+        lex = self.lexicon(fieldname)
+        acc: dict[int, float] = {}
+        for k in lex.containing(s):
+            times = float(lex.term(k).count(s))
+            part: dict[int, float] = {}
+            for ids, weights, _ in self._blocks(fieldname, k, within):
+                # Whoosh stores a block's weights (frequencies) as None when all are 1,
+                # one float when all are equal, else one per posting.
+                if weights is None or isinstance(weights, float):
+                    part.update(dict.fromkeys(ids, (weights or 1.0) * times))
+                elif times == 1.0:
+                    part.update(zip(ids, weights))
+                else:
+                    part.update(zip(ids, [w * times for w in weights]))
+            if acc:
+                for d in acc.keys() & part.keys():
+                    part[d] += acc[d]
+                acc.update(part)
+            else:
+                acc = part
+        return acc
+
+    def _count_across(
+        self, lowered: str, units: list[str], within: list[int] | None
+    ) -> dict[int, float]:
+        """Occurrences of a query of several units, from the positions of its units."""
+        lex = self.lexicon("units")
+        last = len(units) - 1
+        choices: list[list[int]] = []
+        for i, unit in enumerate(units):
+            if i == 0:
+                choices.append(lex.ending_with(unit))
+            elif i == last:
+                choices.append(lex.starting_with(unit))
+            else:
+                choices.append(lex.equal_to(unit))
+            if not choices[-1]:
+                return {}
+        # Read the units' postings, cheapest first: each narrows the documents the next
+        # reads blocks for. Once reading the rest would cost more than reading the few
+        # documents left, count in those documents' files instead.
+        costs = [lex.cost_us(ks) for ks in choices]
+        order = sorted(range(len(units)), key=costs.__getitem__)
+        # Per unit, {docnum: positions value}; where several terms fit the unit in one
+        # document, their values joined (a value is a 4-byte count, then the positions:
+        # see ArrayPositions).
+        found: list[dict[int, bytes]] = [{} for _ in units]
+        first_terms: list[tuple[int, dict[int, bytes]]] = []
+        docs: set[int] | None = None if within is None else set(within)
+        for step, i in enumerate(order):
+            if docs is not None and sum(costs[j] for j in order[step:]) > len(docs) * _FILE_US:
+                return self._count_in_files(docs, lowered)
+            sorted_docs = None if docs is None else sorted(docs)
+            merged = found[i]
+            for k in choices[i]:
+                per_doc: dict[int, bytes] = {}
+                for ids, _, values in self._blocks("units", k, sorted_docs):
+                    per_doc.update(zip(ids, values))
+                if docs is not None:
+                    per_doc = {d: per_doc[d] for d in per_doc.keys() & docs}
+                if i == 0:
+                    first_terms.append((len(lex.term(k)), per_doc))
+                both = merged.keys() & per_doc.keys()
+                joined = {d: merged[d] + per_doc[d][4:] for d in both}
+                merged.update(per_doc)
+                merged.update(joined)
+            docs = set(merged) if docs is None else docs.intersection(merged)
+            if not docs:
+                return {}
+        assert docs is not None
+        # Per document, the positions p of unit 0 such that unit i is at p + i for all i.
+        counts: dict[int, float] = {}
+        head, tail = len(units[0]), len(units[-1])
+        firsts = found[0]
+        rest = [((-i).__add__, unit) for i, unit in enumerate(found[1:], 1)]
+        for d in docs:
+            starts = set(decode_positions(firsts[d]))
+            for back, unit in rest:
+                starts.intersection_update(map(back, decode_positions(unit[d])))
+                if not starts:
+                    break
+            else:
+                if len(starts) == 1:
+                    counts[d] = 1.0
+                    continue
+                ordered = sorted(starts)
+                if all(b - a > last for a, b in pairwise(ordered)):
+                    counts[d] = float(len(ordered))
+                else:  # occurrences may overlap: that needs the length of each first unit
+                    lengths = {
+                        p: length
+                        for length, per_doc in first_terms
+                        if d in per_doc
+                        for p in decode_positions(per_doc[d])
+                    }
+                    counts[d] = float(_non_overlapping(ordered, lengths, last, head, tail))
+        return counts
+
+    def _count_in_files(self, docs: set[int], lowered: str) -> dict[int, float]:
+        counts: dict[int, float] = {}
+        for d in docs:
+            if d in self.deleted:
+                continue
+            text = self.files.text(self.reader.stored_fields(d)["key"])
+            if text is not None and (n := text.lower().count(lowered)):
+                counts[d] = float(n)
+        return counts
+
+
+def _non_overlapping(
+    starts: list[int], lengths: dict[int, int], last: int, head: int, tail: int
+) -> int:
+    """How many occurrences str.count would count: leftmost first, none overlapping.
+
+    An occurrence starting at unit p (its last ``head`` characters) ends inside unit
+    p+last (its first ``tail`` characters); the next may start in that same unit only if
+    the two fit in it side by side. ``lengths``: the length of the unit at each start.
+    """
+    count, previous = 0, -(1 << 62)
+    for p in starts:
+        end = previous + last
+        if p > end or (p == end and tail + head <= lengths[p]):
+            count += 1
+            previous = p
+    return count
+
+
+def _segments(ctx: QueryContext, searcher: Searcher, files: _Files) -> list[_Segment]:
+    memos: dict[Any, _SegmentMemo] = ctx.memo.setdefault("reports.segments", {})
+    segments = []
+    live = set()
+    for reader, _offset in searcher.reader().leaf_readers():
+        segment = reader.segment()
+        if segment is None:  # an index without segments
+            continue
+        segid = segment.segment_id()
+        live.add(segid)
+        memo = memos.get(segid)
+        if memo is None:
+            memo = memos[segid] = _SegmentMemo()
+        segments.append(_Segment(reader, memo, files))
+    for segid in set(memos) - live:  # merged away
+        del memos[segid]
+    return segments
+
+
+def _best(
+    found: list[tuple[_Segment, dict[int, float]]], n: int
+) -> list[tuple[dict[str, Any], int]]:
+    """The n best documents (most occurrences, newest, then by path), with stored fields.
+
+    Only the documents that can be among them are looked at closely: those with at least
+    the n-th highest count, then, among those tied with it, the newest.
+    """
+    top = heapq.nlargest(n, chain.from_iterable(counts.values() for _, counts in found))
+    if not top:
+        return []
+    least = top[-1]
+    sure: list[tuple[_Segment, int, float]] = []
+    tied: list[tuple[int, _Segment, int, float]] = []  # (day rank, ...)
+    for segment, counts in found:
+        near = [(d, c) for d, c in counts.items() if c >= least]
+        if not near:
+            continue
+        ranks = segment.day_ranks()
+        sure.extend((segment, d, c) for d, c in near if c > least)
+        tied.extend((ranks[d], segment, d, c) for d, c in near if c == least)
+    wanted = n - len(sure)
+    if len(tied) > wanted:
+        newest = heapq.nlargest(wanted, (rank for rank, *_ in tied))[-1]
+        tied = [t for t in tied if t[0] >= newest]
+    chosen = []
+    for segment, d, c in chain(sure, ((s, d, c) for _, s, d, c in tied)):
+        fields = segment.reader.stored_fields(d)
+        chosen.append(((-c, -segment.day_ranks()[d], fields["key"]), fields, int(c)))
+    chosen.sort(key=lambda item: item[0])
+    return [(fields, count) for _, fields, count in chosen[:n]]
+
+
+def _hit(
+    settings: Settings,
+    files: _Files,
+    fields: dict[str, Any],
+    count: int,
+    match: Literal["exact", "words"],
+    needles: list[str],
+) -> ReportHit | None:
+    key, command, name = fields["key"], fields["command"], fields["report_name"]
+    text = files.text(key)
+    if text is None:
+        return None
+    lowered = text.lower()
+    start, length = first_match(lowered, needles)
+    path = files.root / key
+    return ReportHit(
+        report_name=name,
+        command_name=command,
+        date=iso_date(date_from_name(name)),
+        excerpt=excerpt(text, lowered, start, start + length),
+        link=report_link(settings, command, name, path),
+        path=str(path),
+        count=count,
+        match=match,
+    )
+
+
+def _inside(root_real: str, path: str) -> bool:
+    real = os.path.realpath(path)
+    return real == root_real or real.startswith(root_real + os.sep)
