@@ -283,6 +283,331 @@ def search_web_command(
     out.print(table)
 
 
+@search_app.command("commands")
+def search_commands_command(
+    query: Annotated[
+        str, typer.Argument(help="Keywords or a description of the job.", show_default=False)
+    ],
+    max_results: Annotated[
+        int, typer.Option("--max-results", "-n", help="At most this many results (1-100).")
+    ] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+) -> None:
+    """Find the command for a job: by file name, by content, by the reports it produced."""
+    from rich.text import Text
+
+    from query.commands import search_commands
+    from query.context import QueryContext
+
+    ctx = QueryContext.from_settings(settings())
+    try:
+        answer = run(lambda: search_commands(ctx, query, max_results))
+    finally:
+        ctx.close()
+    if as_json:
+        print_json(answer.model_dump())
+        return
+    if not answer.results:
+        out.print(f"no command matches {query!r}", markup=False)
+        return
+    table = Table(
+        title=Text(
+            f"commands for {query!r}: {answer.total_found} found in {answer.search_time_ms:.0f} ms"
+        )
+    )
+    table.add_column("score", justify="right")
+    table.add_column("tier")
+    table.add_column("name", no_wrap=True)
+    table.add_column("description", ratio=1)
+    table.add_column("why", ratio=1)
+    for r in answer.results:
+        table.add_row(
+            f"{r.score:.2f}", r.tier, Text(r.name), Text(r.description), Text(r.match_reason)
+        )
+    out.print(table)
+
+
+@search_app.command("workspace")
+def search_workspace_command(
+    query: Annotated[
+        str, typer.Argument(help="Text to find (literal, any case).", show_default=False)
+    ],
+    date_range: Annotated[
+        str | None,
+        typer.Option(
+            "--date-range",
+            help="YYYY-MM (that month's folder and its day folders) or YYYY-MM-DD (one day).",
+            show_default=False,
+        ),
+    ] = None,
+    max_results: Annotated[
+        int, typer.Option("--max-results", "-n", help="At most this many lines (1-100).")
+    ] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+) -> None:
+    """Find lines of conversations that hold some text, best matches first, newest first."""
+    from rich.text import Text
+
+    from query.context import QueryContext
+    from query.workspace import search_workspace
+
+    ctx = QueryContext.from_settings(settings())
+    try:
+        answer = run(lambda: search_workspace(ctx, query, date_range, max_results))
+    finally:
+        ctx.close()
+    if as_json:
+        print_json(answer.model_dump())
+        return
+    if not answer.results:
+        out.print(f"no conversation line holds {query!r}", markup=False)
+        return
+    shown = len(answer.results)
+    table = Table(
+        title=Text(f"conversations: {query!r}, {answer.total_found} lines ({shown} shown)")
+    )
+    table.add_column("date")
+    table.add_column("conversation", overflow="fold")
+    table.add_column("file:line", overflow="fold")
+    table.add_column("excerpt")
+    for r in answer.results:
+        name = r.path.rsplit(f"/{r.conversation}/", 1)[-1]
+        more = f" (+{r.conversation_hits - 1})" if r.conversation_hits > 1 else ""
+        table.add_row(
+            r.date, Text(r.conversation + more), Text(f"{name}:{r.line}"), Text(r.excerpt)
+        )
+    out.print(table)
+
+
+@search_app.command("reports")
+def search_reports_command(
+    query: Annotated[
+        str, typer.Argument(help="Text to find (the whole query, any case).", show_default=False)
+    ],
+    command: Annotated[
+        str | None,
+        typer.Option("--command", help="Only the reports of this command.", show_default=False),
+    ] = None,
+    max_results: Annotated[
+        int, typer.Option("--max-results", "-n", help="At most this many reports (1-100).")
+    ] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+) -> None:
+    """Find reports holding some text: most occurrences first, then newest."""
+    from rich.text import Text
+
+    from query.context import QueryContext
+    from query.reports import search_reports
+
+    ctx = QueryContext.from_settings(settings())
+    try:
+        answer = run(lambda: search_reports(ctx, query, command, max_results))
+    finally:
+        ctx.close()
+    if as_json:
+        print_json(answer.model_dump())
+        return
+    if not answer.results:
+        out.print(f"no report holds {query!r} or all of its words", markup=False)
+        return
+    words = answer.results[0].match == "words"
+    title = f"reports: {query!r}, the best {len(answer.results)}"
+    if words:
+        title += " (no report holds it whole; these hold all its words)"
+    table = Table(title=Text(title))
+    table.add_column("count", justify="right")
+    table.add_column("date")
+    table.add_column("command / report", overflow="fold")
+    table.add_column("excerpt")
+    for r in answer.results:
+        table.add_row(
+            str(r.count),
+            (r.date or "")[:10],
+            Text(f"{r.command_name}/{r.report_name}"),
+            Text(r.excerpt),
+        )
+    out.print(table)
+
+
+@app.command()
+def mcp() -> None:
+    """Serve the MCP tools over stdio, for an MCP client that starts trove itself.
+
+    Builds any index that was never built first. stdout carries only the protocol.
+    """
+    from query.serve import run_stdio
+
+    cfg = settings()
+    if logging.getLogger().level <= logging.WARNING:
+        logging.getLogger("query.serve").setLevel(logging.INFO)
+    try:
+        run(lambda: run_stdio(cfg))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
+@app.command()
+def serve(
+    host: Annotated[
+        str | None,
+        typer.Option(
+            "--host", help="Address to bind (default: [server] host).", show_default=False
+        ),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            "--port",
+            min=0,
+            max=65535,
+            help="Port (default: [server] port; 0: any free port).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """The daemon and the MCP server over streamable HTTP (/mcp, /health) in one process.
+
+    Binding anything but loopback needs a bearer token ($TROVE_TOKEN or [server] token).
+    Runs until SIGTERM/SIGINT.
+    """
+    from query.serve import ServeError
+    from query.serve import serve as run_serve
+
+    cfg = settings()
+    if logging.getLogger().level <= logging.WARNING:
+        logging.getLogger("indexer").setLevel(logging.INFO)  # one line per applied batch
+
+    def announce(line: str) -> None:
+        err.print(line, markup=False, soft_wrap=True)
+
+    try:
+        code = run(lambda: run_serve(cfg, host, port, announce))
+    except ServeError as exc:
+        fail(str(exc), exc.exit_code)
+    if code:
+        raise typer.Exit(code)
+
+
+@search_app.command("elog")
+def search_elog_command(
+    query: Annotated[
+        str | None,
+        typer.Argument(
+            help="Words, device names or a regex (e.g. 'beam.*energy'); omit to list the "
+            "newest entries in the dates and filters.",
+            show_default=False,
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="From this day (YYYY-MM-DD or ISO 8601).", show_default=False),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option(
+            "--until",
+            help="Through the end of this day (YYYY-MM-DD or ISO 8601).",
+            show_default=False,
+        ),
+    ] = None,
+    category: Annotated[
+        str | None,
+        typer.Option(
+            "--category", help="e.g. Problem, Info, Pikett (any case).", show_default=False
+        ),
+    ] = None,
+    system: Annotated[
+        str | None,
+        typer.Option("--system", help="e.g. RF, Vacuum, Laser (any case).", show_default=False),
+    ] = None,
+    domain: Annotated[
+        str | None,
+        typer.Option("--domain", help="e.g. Aramis, Athos, Linac2 (any case).", show_default=False),
+    ] = None,
+    max_results: Annotated[
+        int, typer.Option("--max-results", "-n", help="At most this many entries (1-50).")
+    ] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+) -> None:
+    """Search the ELOG logbook: text (ranked), a regex, or by date and filters (newest first)."""
+    from query.context import QueryContext
+    from query.elog import search_elog
+
+    ctx = QueryContext.from_settings(settings())
+    try:
+        answer = run(
+            lambda: search_elog(ctx, query, since, until, category, system, domain, max_results)
+        )
+    finally:
+        ctx.close()
+    if as_json:
+        print_json(answer.model_dump())
+        return
+    what = repr(query) if query and query.strip() else "entries"
+    if not answer.hits:
+        out.print(f"no ELOG entry matches {what}", markup=False)
+        return
+    out.print(
+        f"elog: {what}, {len(answer.hits)} of {answer.total} shown, ordered by {answer.ranker}",
+        markup=False,
+        style="bold",
+    )
+    for h in answer.hits:
+        kind = " / ".join(v for v in (h.category, h.system, h.section) if v)
+        score = f"  score {h.score:.3f}" if answer.ranker != "recency" else ""
+        out.print("")
+        out.print(
+            f"#{h.elog_id}  {h.date[:16].replace('T', ' ')}  {h.author}  [{kind}]{score}",
+            markup=False,
+        )
+        out.print(f"  {h.title}", markup=False, style="bold")
+        out.print(f"  {h.snippet}", markup=False)
+
+
+@app.command("thread")
+def thread_command(
+    message_id: Annotated[int, typer.Argument(help="An ELOG entry id.", show_default=False)],
+    replies: Annotated[
+        bool, typer.Option("--replies/--no-replies", help="Include the replies below the entry.")
+    ] = True,
+    parents: Annotated[
+        bool, typer.Option("--parents/--no-parents", help="Include the entries above it.")
+    ] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the thread as JSON.")] = False,
+) -> None:
+    """Show an ELOG entry's thread: the root and every reply, indented by depth."""
+    from query.context import QueryContext
+    from query.elog import get_elog_thread
+
+    ctx = QueryContext.from_settings(settings())
+    try:
+        answer = run(lambda: get_elog_thread(ctx, message_id, replies, parents))
+    finally:
+        ctx.close()
+    if as_json:
+        print_json(answer.model_dump())
+        return
+    for e in answer.entries:
+        pad = "    " * e.depth
+        mark = " <" if e.elog_id == answer.message_id else ""
+        head = " / ".join(v for v in (e.category, e.system) if v)
+        out.print(
+            f"{pad}#{e.elog_id} {e.date[:16].replace('T', ' ')} {e.author} [{head}]{mark}",
+            markup=False,
+        )
+        out.print(f"{pad}{e.title}", markup=False, style="bold")
+        for line in e.body.splitlines() or [""]:
+            out.print(f"{pad}  {line}", markup=False)
+        if e.attachments:
+            out.print(f"{pad}  attachments: {', '.join(e.attachments)}", markup=False)
+        out.print("")
+    if answer.missing:
+        out.print(
+            "links to entries not in the logbook: " + ", ".join(map(str, answer.missing)),
+            markup=False,
+        )
+
+
 def _daemon_line(daemon: dict[str, Any] | None) -> str:
     if daemon is None:
         return "daemon: not running (never started on this index)"
