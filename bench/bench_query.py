@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gen_corpus  # bench/ is not a package: its folder is on the path
@@ -248,8 +250,10 @@ def run_size(args: argparse.Namespace, size: int, have_rg: bool) -> dict[str, An
     files = reports_of(root)
     queries = draw_queries(files, args.queries, args.seed)
     ctx = QueryContext.from_settings(settings)
-    first_ms, _ = timed(lambda: search_reports(ctx, "warm up"))
-    first_units_ms, _ = timed(lambda: search_reports(ctx, "warm, up"))
+    # The first queries open the index and load the term lists of its segments.
+    first_ms, _ = timed(lambda: search_reports(ctx, "timeout"))
+    first_units_ms, _ = timed(lambda: search_reports(ctx, "timeout, retry"))
+    rss_warm = psutil.Process().memory_info().rss
     if have_rg:
         ripgrep(root, "warm the page cache")
     for f in files:  # the same warm page cache for the scan
@@ -275,11 +279,13 @@ def run_size(args: argparse.Namespace, size: int, have_rg: bool) -> dict[str, An
             file=sys.stderr,
             flush=True,
         )
+    rss_end = psutil.Process().memory_info().rss
     ctx.close()
     return {
         "size": size,
         "first_query_ms": round(first_ms, 1),
         "first_units_query_ms": round(first_units_ms, 1),
+        "rss_mb": (round(rss_warm / 2**20), round(rss_end / 2**20)),
         "kinds": {k: v for k, v in times.items()},
         "examples": {k: v[:3] for k, v in queries.items()},
     }
@@ -290,8 +296,9 @@ def report(result: dict[str, Any], have_rg: bool) -> list[str]:
     lines = [
         "",
         (
-            f"== {size} reports   (first query after opening: {result['first_query_ms']:.0f} ms; "
-            f"first query needing the unit term list: {result['first_units_query_ms']:.0f} ms)"
+            f"== {size} reports: first query after opening {result['first_query_ms']:.0f} ms, "
+            f"first needing the unit term lists {result['first_units_query_ms']:.0f} ms; "
+            f"process RSS {result['rss_mb'][0]} MB after those, {result['rss_mb'][1]} MB at the end"
         ),
         (
             f"{'kind':<10} {'n':>4} {'trove p50':>10} {'p95':>8} {'max':>8} | {'scan p50':>9} "

@@ -72,7 +72,11 @@ _WORDS = re.compile(r"\w+")
 # and counted instead (measured on the 10k bench corpus).
 _TERM_US = 15
 _POSTING_US = 1
+_WORD_POSTING_US = 0.4  # a word's posting: no positions
+_BLOCK = 128  # postings per block (Whoosh's default)
 _FILE_US = 70
+# Past this cost, see whether the files of only the best candidates would do.
+_BOUNDS_US = 20_000
 # Dates rank as day numbers made positive; 0 is undated (ranks last).
 _DAY_SHIFT = 800_000  # day numbers from 0001-01-01 (-719162) up become positive
 
@@ -97,8 +101,9 @@ class ReportHit(BaseModel):
 
 
 class SearchReportsResult(BaseModel):
-    results: list[ReportHit]
-    total_found: int = Field(description="Reports that matched; results holds the best of them")
+    results: list[ReportHit] = Field(
+        description="The reports that hold the query, most occurrences first, then newest"
+    )
 
 
 class ReportInfo(BaseModel):
@@ -194,16 +199,14 @@ def search_reports(
     files = _Files(ctx.settings, root)
     with _searcher(ctx) as searcher:
         if searcher is None:
-            return SearchReportsResult(results=[], total_found=0)
+            return SearchReportsResult(results=[])
         segments = _segments(ctx, searcher, files)
         match: Literal["exact", "words"] = "exact"
-        found = [(s, s.occurrences(lowered, command_filter)) for s in segments]
-        total = sum(len(counts) for _, counts in found)
+        found = [(s, s.occurrences(lowered, command_filter, max_results)) for s in segments]
         words = query_words(lowered)
-        if not total and words and words != [lowered]:
+        if not any(counts for _, counts in found) and words and words != [lowered]:
             match = "words"
             found = [(s, s.all_words(words, command_filter)) for s in segments]
-            total = sum(len(counts) for _, counts in found)
         best = _best(found, max_results)
     needles = [lowered] if match == "exact" else words
     results = []
@@ -211,7 +214,7 @@ def search_reports(
         hit = _hit(ctx.settings, files, fields, count, match, needles)
         if hit is not None:
             results.append(hit)
-    return SearchReportsResult(results=results, total_found=total)
+    return SearchReportsResult(results=results)
 
 
 def list_command_reports(
@@ -417,9 +420,11 @@ class _Lexicon:
         end = self.starts[k + 1] - 1 if k + 1 < len(self.starts) else len(self.joined) - 1
         return self.joined[self.starts[k] : end]
 
-    def cost_us(self, ks: list[int]) -> int:
-        """About how long reading the postings (with positions) of these terms takes."""
-        return len(ks) * _TERM_US + sum(self.doc_counts[k] for k in ks) * _POSTING_US
+    def cost_us(self, ks: list[int], docs: int | None = None) -> float:
+        """About how long reading the postings (with positions) of these terms takes,
+        in blocks that may hold one of ``docs`` documents if given."""
+        most = _BLOCK * docs if docs is not None else 1 << 62
+        return sum(_TERM_US + min(self.doc_counts[k], most) * _POSTING_US for k in ks)
 
     def containing(self, s: str) -> list[int]:
         return self._scan(s, s, 0)
@@ -538,8 +543,12 @@ class _Segment:
 
     # ---- counting
 
-    def occurrences(self, lowered: str, command: str | None) -> dict[int, float]:
-        """{docnum: occurrences of ``lowered`` in the document's lower-cased text}."""
+    def occurrences(
+        self, lowered: str, command: str | None, top: int | None = None
+    ) -> dict[int, float]:
+        """{docnum: occurrences of ``lowered`` in the document's lower-cased text}, for
+        every document that holds it; with ``top``, documents that cannot be among the
+        ``top`` best (most occurrences, newest) may be left out."""
         within = None if command is None else self.command_docs(command)
         if within == []:
             return {}
@@ -549,7 +558,7 @@ class _Segment:
             fieldname = "content" if _ONE_WORD.fullmatch(unit) else "units"
             counts = self._count_inside(fieldname, unit, within)
         else:
-            counts = self._count_across(lowered, units, within)
+            counts = self._count_across(lowered, units, within, top)
         if within is not None:
             inside = set(within)
             counts = {d: c for d, c in counts.items() if d in inside}
@@ -597,7 +606,7 @@ class _Segment:
         return acc
 
     def _count_across(
-        self, lowered: str, units: list[str], within: list[int] | None
+        self, lowered: str, units: list[str], within: list[int] | None, top: int | None
     ) -> dict[int, float]:
         """Occurrences of a query of several units, from the positions of its units."""
         lex = self.lexicon("units")
@@ -612,22 +621,31 @@ class _Segment:
                 choices.append(lex.equal_to(unit))
             if not choices[-1]:
                 return {}
+        docs = self._holding_the_words(units, None if within is None else set(within))
+        if docs is not None and not docs:
+            return {}
         # Read the units' postings, cheapest first: each narrows the documents the next
-        # reads blocks for. Once reading the rest would cost more than reading the few
-        # documents left, count in those documents' files instead.
-        costs = [lex.cost_us(ks) for ks in choices]
+        # reads blocks for. Once reading the rest would cost more than reading the files
+        # of the documents left (or of those that can be among the best), read those.
+        costs = [lex.cost_us(ks, None if docs is None else len(docs)) for ks in choices]
         order = sorted(range(len(units)), key=costs.__getitem__)
-        # Per unit, {docnum: positions value}; where several terms fit the unit in one
-        # document, their values joined (a value is a 4-byte count, then the positions:
-        # see ArrayPositions).
-        found: list[dict[int, bytes]] = [{} for _ in units]
+        # Per unit read, {docnum: positions value}; where several terms fit the unit in
+        # one document, their values joined (a value is a 4-byte count, then the
+        # positions: see ArrayPositions).
+        found: list[dict[int, bytes] | None] = [None] * len(units)
         first_terms: list[tuple[int, dict[int, bytes]]] = []
-        docs: set[int] | None = None if within is None else set(within)
         for step, i in enumerate(order):
-            if docs is not None and sum(costs[j] for j in order[step:]) > len(docs) * _FILE_US:
-                return self._count_in_files(docs, lowered)
+            if docs is not None:
+                rest = sum(lex.cost_us(choices[j], len(docs)) for j in order[step:])
+                # Bounds from two units or more are close enough to guide the files read.
+                if top is not None and step >= 2 and rest > _BOUNDS_US:
+                    bounds = _bounds(found, docs)
+                    if rest > _to_verify(bounds, top) * _FILE_US:
+                        return self._count_in_files(set(bounds), lowered, bounds, top)
+                if rest > len(docs) * _FILE_US:
+                    return self._count_in_files(docs, lowered, None, None)
             sorted_docs = None if docs is None else sorted(docs)
-            merged = found[i]
+            merged: dict[int, bytes] = {}
             for k in choices[i]:
                 per_doc: dict[int, bytes] = {}
                 for ids, _, values in self._blocks("units", k, sorted_docs):
@@ -640,47 +658,123 @@ class _Segment:
                 joined = {d: merged[d] + per_doc[d][4:] for d in both}
                 merged.update(per_doc)
                 merged.update(joined)
+            found[i] = merged
             docs = set(merged) if docs is None else docs.intersection(merged)
             if not docs:
                 return {}
         assert docs is not None
-        # Per document, the positions p of unit 0 such that unit i is at p + i for all i.
         counts: dict[int, float] = {}
         head, tail = len(units[0]), len(units[-1])
-        firsts = found[0]
-        rest = [((-i).__add__, unit) for i, unit in enumerate(found[1:], 1)]
-        for d in docs:
-            starts = set(decode_positions(firsts[d]))
-            for back, unit in rest:
-                starts.intersection_update(map(back, decode_positions(unit[d])))
-                if not starts:
-                    break
-            else:
-                if len(starts) == 1:
-                    counts[d] = 1.0
-                    continue
-                ordered = sorted(starts)
-                if all(b - a > last for a, b in pairwise(ordered)):
-                    counts[d] = float(len(ordered))
-                else:  # occurrences may overlap: that needs the length of each first unit
-                    lengths = {
-                        p: length
-                        for length, per_doc in first_terms
-                        if d in per_doc
-                        for p in decode_positions(per_doc[d])
-                    }
-                    counts[d] = float(_non_overlapping(ordered, lengths, last, head, tail))
+        for d, n in _bounds(found, docs).items():
+            if n == 1:
+                counts[d] = 1.0
+                continue
+            ordered = sorted(_starts(found, d))
+            if all(b - a > last for a, b in pairwise(ordered)):
+                counts[d] = float(n)
+            else:  # occurrences may overlap: that needs the length of each first unit
+                lengths = {
+                    p: length
+                    for length, per_doc in first_terms
+                    if d in per_doc
+                    for p in decode_positions(per_doc[d])
+                }
+                counts[d] = float(_non_overlapping(ordered, lengths, last, head, tail))
         return counts
 
-    def _count_in_files(self, docs: set[int], lowered: str) -> dict[int, float]:
+    def _holding_the_words(self, units: list[str], docs: set[int] | None) -> set[int] | None:
+        """Narrows the documents down to those holding the words of the units, where
+        that is cheap: a word's postings cost less than a unit's, which carry positions.
+        None: no narrowing done (every document may hold the query)."""
+        words = self.lexicon("content")
+        last = len(units) - 1
+        wanted: list[tuple[int, list[int]]] = []
+        for i, unit in enumerate(units):
+            if (m := _ONE_WORD.match(unit)) is None:
+                continue  # a unit of punctuation alone
+            if i == 0:
+                ks = words.ending_with(m.group())
+            elif i == last:
+                ks = words.starting_with(m.group())
+            else:
+                ks = words.equal_to(m.group())
+            if not ks:
+                return set()
+            wanted.append((sum(words.doc_counts[k] for k in ks), ks))
+        wanted.sort()
+        total = self.reader.doc_count_all()
+        for held_by, ks in wanted:
+            cost = len(ks) * _TERM_US + held_by * _WORD_POSTING_US
+            if held_by * 32 > total or (docs is not None and cost * 2 > len(docs) * _FILE_US):
+                break  # too common to narrow much down
+            sorted_docs = None if docs is None else sorted(docs)
+            holding: set[int] = set()
+            for k in ks:
+                for ids, _, _ in self._blocks("content", k, sorted_docs):
+                    holding.update(ids)
+            docs = holding if docs is None else docs & holding
+            if not docs:
+                break
+        return docs
+
+    def _count_in_files(
+        self, docs: set[int], lowered: str, bounds: dict[int, int] | None, top: int | None
+    ) -> dict[int, float]:
+        """Counts in the files. With ``bounds`` (at most so many occurrences per document)
+        and ``top``: only until no document left can be among the ``top`` best."""
         counts: dict[int, float] = {}
-        for d in docs:
+        ranks = self.day_ranks()
+        order: Iterator[int] | list[int] = iter(docs)
+        if bounds is not None and top is not None:
+            order = sorted(docs, key=lambda d: (bounds[d], ranks[d]), reverse=True)
+        best: list[tuple[int, int]] = []  # a heap of the top (count, day rank) so far
+        pruning = bounds is not None and top is not None
+        for d in order:
+            if pruning and len(best) == top and (bounds[d], ranks[d]) < best[0]:  # type: ignore[index]
+                break  # this one and every later one rank below the top so far
             if d in self.deleted:
                 continue
             text = self.files.text(self.reader.stored_fields(d)["key"])
             if text is not None and (n := text.lower().count(lowered)):
                 counts[d] = float(n)
+                heapq.heappush(best, (n, ranks[d]))
+                if top is not None and len(best) > top:
+                    heapq.heappop(best)
         return counts
+
+
+def _starts(found: list[dict[int, bytes] | None], d: int) -> set[int]:
+    """In document d, the positions p where each unit read so far (unit i) is at p + i."""
+    return _bounds(found, {d}, sizes=False).get(d, set())  # type: ignore[return-value]
+
+
+def _bounds(
+    found: list[dict[int, bytes] | None], docs: set[int], sizes: bool = True
+) -> dict[int, Any]:
+    """{docnum: how often the units read so far are where the query has them}: at least
+    the occurrences of the query, for the documents where it can occur (with ``sizes``
+    false, the positions themselves)."""
+    read = [((-i).__add__, unit) for i, unit in enumerate(found) if unit is not None]
+    (shift, first), rest = read[0], read[1:]
+    decode = decode_positions
+    bounds: dict[int, Any] = {}
+    for d in docs:  # the hot loop of phrase searches: kept lean
+        starts = set(map(shift, decode(first[d])))
+        for shift_i, unit in rest:
+            starts.intersection_update(map(shift_i, decode(unit[d])))
+            if not starts:
+                break
+        else:
+            bounds[d] = len(starts) if sizes else starts
+    return bounds
+
+
+def _to_verify(bounds: dict[int, int], top: int) -> int:
+    """About how many files finding the ``top`` best would read."""
+    if len(bounds) <= top:
+        return len(bounds)
+    least = heapq.nlargest(top, bounds.values())[-1]
+    return sum(1 for n in bounds.values() if n >= least)
 
 
 def _non_overlapping(

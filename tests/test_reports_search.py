@@ -61,7 +61,7 @@ def read_text(path: Path) -> str:
 
 def reference_search(
     root: Path, query: str, command_filter: str | None = None, max_results: int = 10
-) -> tuple[list[Expected], int]:
+) -> list[Expected]:
     """specs/search_reports.md as a plain scan: read every report, count the lower-cased
     query in the lower-cased text; rank by count, then date (newest, undated last), then
     path. If no report holds the query, reports holding all its words."""
@@ -109,18 +109,18 @@ def reference_search(
         return (-hit.count, -day.toordinal() if day else 1, hit.path)
 
     hits.sort(key=order)
-    return hits[:max_results], len(hits)
+    return hits[:max_results]
 
 
 def as_expected(
     ctx: QueryContext, query: str, command_filter: str | None = None, max_results: int = 10
-) -> tuple[list[Expected], int]:
+) -> list[Expected]:
     answer = search_reports(ctx, query, command_filter, max_results)
     got = [
         Expected(h.command_name, h.report_name, h.date, h.count, h.match, h.excerpt, h.path)
         for h in answer.results
     ]
-    return got, answer.total_found
+    return got
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -189,7 +189,6 @@ def test_results_are_ranked_by_count_then_newest_date_then_undated(sample, repor
         ),
         ("notes.md", 1, None, "exact"),
     ]
-    assert answer.total_found == 4
 
 
 def test_a_hit_has_path_file_link_and_an_excerpt_around_the_first_match(
@@ -282,7 +281,7 @@ def test_no_match_and_no_common_words_is_an_empty_answer(sample, reports_ctx) ->
     ctx = reports_ctx()
     assert search_reports(ctx, "zzqx").results == []
     assert search_reports(ctx, "decode zzqx").results == []
-    assert search_reports(ctx, "-->").total_found == 0
+    assert search_reports(ctx, "-->").results == []
 
 
 def test_command_filter_limits_the_search_to_one_command(sample, reports_ctx) -> None:
@@ -297,15 +296,15 @@ def test_hidden_files_and_other_extensions_are_not_reports(sample, reports_ctx) 
     assert ".hidden.md" not in names and "readme.txt" not in names
 
 
-def test_max_results_limits_the_answer_not_the_total(sample, reports_ctx) -> None:
+def test_max_results_limits_the_answer(sample, reports_ctx) -> None:
     answer = search_reports(reports_ctx(), "decode", max_results=2)
-    assert len(answer.results) == 2 and answer.total_found == 4
+    assert [h.count for h in answer.results] == [4, 3]
 
 
 def test_an_index_never_built_is_built_by_the_first_search(sample, reports_ctx, tmp_path) -> None:
     ctx = reports_ctx()
     assert not (tmp_path / "index" / "reports").exists()
-    assert search_reports(ctx, "WinHTTP").total_found == 1
+    assert len(search_reports(ctx, "WinHTTP").results) == 1
     assert (tmp_path / "index" / "reports").exists()
 
 
@@ -334,7 +333,7 @@ def test_a_reports_folder_without_reports_answers_nothing(tmp_path, reports_ctx)
 
 def test_a_search_sees_changes_once_they_are_indexed(sample, reports_ctx, write, tmp_path) -> None:
     ctx = reports_ctx()
-    assert search_reports(ctx, "brand new words").total_found == 0
+    assert search_reports(ctx, "brand new words").results == []
     write("reports/tls/tls_2025-01-05.md", "Brand new words.")
     (sample / "analyze_zoom_speech_sdk_log/notes.md").unlink()
     reindex(ctx)
@@ -482,17 +481,19 @@ def test_get_report_never_follows_a_symlink_out_of_the_reports_folder(
 
 
 @pytest.mark.parametrize(
-    ("seed", "file_us"),
+    ("seed", "plan"),
     [
-        (1, reports_module._FILE_US),  # as shipped: positions, or the files of a few reports
-        (2, 10**9),  # always positions
-        (3, 0),  # always the files, once one unit has narrowed the reports down
+        (1, {}),  # as shipped: positions, or the files of the few reports left
+        (2, {"_FILE_US": 10**9}),  # always positions
+        (3, {"_FILE_US": 0, "_BOUNDS_US": 10**12}),  # the files, once a unit has narrowed
+        (4, {"_FILE_US": 0, "_BOUNDS_US": 0}),  # the files of only the best candidates
     ],
 )
 def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
-    tmp_path, reports_ctx, monkeypatch, seed, file_us
+    tmp_path, reports_ctx, monkeypatch, seed, plan
 ) -> None:
-    monkeypatch.setattr(reports_module, "_FILE_US", file_us)
+    for name, value in plan.items():
+        monkeypatch.setattr(reports_module, name, value)
     root = tmp_path / "reports"
     corpus = make_corpus(root, seed, reports=70)
     ctx = reports_ctx()
@@ -507,7 +508,7 @@ def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
         expected = reference_search(root, query, command, max_results)
         got = as_expected(ctx, query, command, max_results)
         assert got == expected, (kind, query, command, max_results)
-        kinds[kind] = kinds.get(kind, 0) + bool(expected[0])
+        kinds[kind] = kinds.get(kind, 0) + bool(expected)
     # The queries found something of every kind but the absent ones.
     assert all(kinds[k] for k in kinds if k != "absent"), kinds
 
@@ -553,7 +554,7 @@ def test_cli_search_reports_prints_json(sample, tmp_path) -> None:
         "speech_sdk_analysis_20251201_172952_v1.md",
         "Zoom_Speech_SDK_日志分析报告_20251120_decode_response_v6.md",
     ]
-    assert data["results"][0]["count"] == 4 and data["total_found"] == 3
+    assert data["results"][0]["count"] == 4
 
 
 def test_cli_search_reports_prints_a_table(sample, tmp_path) -> None:
@@ -561,7 +562,7 @@ def test_cli_search_reports_prints_a_table(sample, tmp_path) -> None:
         app, ["--config", str(write_config(tmp_path)), "search", "reports", "WinHTTP"]
     )
     assert result.exit_code == 0, result.output
-    assert "1 of 1 shown" in result.stdout
+    assert "the best 1" in result.stdout
     assert "proxy-slow-meeting" in result.stdout and "WinHTTP" in result.stdout
 
 

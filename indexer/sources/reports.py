@@ -89,14 +89,19 @@ class ArrayPositions(Positions):
         return list(decode_positions(valuestring))
 
 
-def decode_positions(valuestring: bytes) -> Sequence[int]:
-    """The positions in an ArrayPositions value (without copying them, where it can)."""
-    if sys.byteorder == "little":
-        return memoryview(valuestring)[4:].cast("I")
+def _decode_big_endian(valuestring: bytes) -> Sequence[int]:
     positions = array("I")
     positions.frombytes(valuestring[4:])
     positions.byteswap()
     return positions
+
+
+def _decode_little_endian(valuestring: bytes) -> Sequence[int]:
+    return memoryview(valuestring)[4:].cast("I")  # no copy
+
+
+# The positions in an ArrayPositions value.
+decode_positions = _decode_little_endian if sys.byteorder == "little" else _decode_big_endian
 
 
 class ReportsSource:
