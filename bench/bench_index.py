@@ -20,17 +20,19 @@ import argparse
 import cProfile
 import os
 import pstats
-import resource
 import shutil
 import statistics
 import sys
+import threading
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+import psutil
 from rich.console import Console
 from rich.table import Table
 
@@ -71,6 +73,7 @@ class Result:
     index_mb: float = 0.0
     segments: int = 0
     peak_rss_mb: float = 0.0
+    peak_total_rss_mb: float = 0.0
     load: list[float] = field(default_factory=list)
 
     @property
@@ -135,11 +138,30 @@ def cpu_seconds() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-def peak_rss_mb() -> float:
-    """The largest resident size reached by this process or any finished child."""
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return max(own, children) / 1024
+@contextmanager
+def watch_memory(result: Result, every_s: float = 0.1) -> Iterator[None]:
+    """Sample the resident size of this process and its children (Whoosh's workers)."""
+    stop = threading.Event()
+    me = psutil.Process()
+
+    def sample() -> None:
+        while not stop.wait(every_s):
+            sizes = []
+            for proc in [me, *me.children(recursive=True)]:
+                try:
+                    sizes.append(proc.memory_info().rss)
+                except psutil.Error:
+                    continue
+            result.peak_rss_mb = max(result.peak_rss_mb, max(sizes, default=0) / 1e6)
+            result.peak_total_rss_mb = max(result.peak_total_rss_mb, sum(sizes) / 1e6)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def check(summary: Summary, what: str) -> None:
@@ -165,14 +187,14 @@ def bench_collection(settings: Settings, name: str, profile: Path | None) -> Res
     shutil.rmtree(settings.index_dir / name, ignore_errors=True)
     syncer = Syncer(settings, source)
     cpu = cpu_seconds()
-    if profile:
-        profiler = cProfile.Profile()
-        result.build_s, summary = timed(lambda: profiler.runcall(syncer.reconcile, full=True))
-        profiler.dump_stats(profile)
-    else:
-        result.build_s, summary = timed(lambda: syncer.reconcile(full=True))
+    with watch_memory(result):
+        if profile:
+            profiler = cProfile.Profile()
+            result.build_s, summary = timed(lambda: profiler.runcall(syncer.reconcile, full=True))
+            profiler.dump_stats(profile)
+        else:
+            result.build_s, summary = timed(lambda: syncer.reconcile(full=True))
     result.build_cpu_s = cpu_seconds() - cpu
-    result.peak_rss_mb = peak_rss_mb()
     result.load.append(os.getloadavg()[0])
     result.docs = summary.added
     check(summary, "build")
@@ -233,7 +255,10 @@ def print_table(results: list[Result], spec: CorpusSpec) -> None:
     row("full build", lambda r: f"{r.build_s:.1f} s")
     row("full build rate", lambda r: f"{r.docs_per_s:,.0f} docs/s")
     row("full build CPU (all processes)", lambda r: f"{r.build_cpu_s:.1f} s")
-    row("peak RSS of one process (so far)", lambda r: f"{r.peak_rss_mb:,.0f} MB")
+    row(
+        "full build peak RSS: largest process, all",
+        lambda r: f"{r.peak_rss_mb:,.0f} MB, {r.peak_total_rss_mb:,.0f} MB",
+    )
     row("build / floor", lambda r: f"{r.build_s / r.floor_s:,.0f}x")
     row(
         f"no-change reconcile (median of {ROUNDS})",
