@@ -53,6 +53,8 @@ HEARTBEAT_S = 2.0
 # After this many watcher failures the daemon polls instead.
 MAX_WATCHER_RESTARTS = 3
 TICK_S = 0.25
+# Seconds without events after which the daemon compacts the indexes.
+IDLE_S = 1.0
 # The kernel reports what inotify can filter on; "closed" (after a write) stands for
 # "modified" and costs one event per save instead of several.
 INOTIFY_EVENTS: list[type[FileSystemEvent]] = [
@@ -228,7 +230,7 @@ class Daemon:
     def _loop(self) -> None:
         interval = self.settings.daemon.reconcile_interval_s
         next_reconcile = time.monotonic() + interval
-        next_beat = 0.0
+        next_beat = next_compact = 0.0
         # A short tick: roots that appear or are made anew are noticed within it.
         while not self._stop.wait(TICK_S):
             try:
@@ -243,6 +245,10 @@ class Daemon:
                 if self._reconcile_requested:
                     names, self._reconcile_requested = list(self._reconcile_requested), set()
                     self._reconcile(names, why="requested")
+                idle = time.time() - (self.health.last_event or 0) > IDLE_S
+                if idle and time.monotonic() >= next_compact:
+                    self._compact()
+                    next_compact = time.monotonic() + IDLE_S
                 if time.monotonic() >= next_reconcile:
                     self._reconcile(self.names, why="periodic")
                     next_reconcile = time.monotonic() + interval
@@ -268,6 +274,22 @@ class Daemon:
             self._after(summary, why)
         with self._health_lock:
             self.health.last_reconcile = time.time()
+
+    def _compact(self) -> None:
+        """Compact the small segments that batches leave, while nothing is happening."""
+        for name, syncer in self.syncers.items():
+            if self._stop.is_set():
+                return
+            try:
+                if syncer.compact():
+                    log.debug("%s: compacted", name)
+                    with self.progress:
+                        self.progress.notify_all()
+            except Interrupted:
+                return
+            except Exception as exc:
+                log.exception("%s: compacting failed", name)
+                self._record_error(f"{name}: compacting failed: {exc}")
 
     def _after(self, summary: Summary, why: str) -> None:
         if summary.changed:

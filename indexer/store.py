@@ -34,6 +34,7 @@ from whoosh.fields import ID, STORED, Schema
 from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, Index
 from whoosh.query import Term
+from whoosh.reading import SegmentReader
 
 from indexer.config import Settings
 from indexer.sources.base import FileData, Source, is_hidden
@@ -46,6 +47,16 @@ LOCK_FILE = "writer.lock"
 FILE_KEY_PREFIX = "//file/"  # no relative path starts with "//"
 # Above this many documents to add, build with two processes.
 PARALLEL_THRESHOLD = 2000
+# A batch of more paths than this is applied by a reconcile of the whole collection.
+APPLY_MAX_PATHS = 500
+# Compaction (see Syncer.compact) re-indexes the documents of small segments into one
+# when a tier (the power of ten of a segment's live documents) holds this many segments...
+COMPACT_FACTOR = 4
+# ...for tiers up to this one (segments under 100 live documents), so that it stays cheap.
+COMPACT_MAX_TIER = 1
+# A watcher batch compacts at once, rather than when the daemon is idle, from this many
+# segments on.
+BUSY_MAX_SEGMENTS = 16
 
 Progress = Callable[[int, int], None]
 
@@ -233,6 +244,46 @@ def full_schema(source: Source) -> Schema:
     schema.add("dhash", STORED())
     schema.add("fstate", STORED())
     return schema
+
+
+def _tier(segment: Any) -> int:
+    return len(str(max(segment.doc_count(), 1))) - 1
+
+
+def _compaction_victims(segments: list[Any]) -> list[Any]:
+    """The segments whose documents compaction re-indexes: every tier up to the highest one
+    (at most COMPACT_MAX_TIER) holding COMPACT_FACTOR segments, and small segments that are
+    mostly deleted documents."""
+    live = [s for s in segments if s.doc_count() > 0]
+    tiers = Counter(_tier(s) for s in live)
+    top = max(
+        (t for t, n in tiers.items() if n >= COMPACT_FACTOR and t <= COMPACT_MAX_TIER), default=-1
+    )
+    return [
+        s
+        for s in live
+        if _tier(s) <= top
+        or (_tier(s) <= COMPACT_MAX_TIER and s.deleted_count() > s.doc_count())
+    ]
+
+
+def _needs_compaction(segments: list[Any]) -> bool:
+    victims = _compaction_victims(segments)
+    return (
+        len(victims) > 1
+        or any(s.deleted_count() for s in victims)
+        or any(s.doc_count() == 0 for s in segments)
+    )
+
+
+def _drop_dead_segments(writer: Any, segments: list[Any]) -> list[Any]:
+    """A Whoosh merge function (``commit(mergetype=...)``): keep the segments that still
+    hold a live document, merge nothing. Whoosh's default would merge the five smallest
+    segments by ``add_reader``, which looks up every term through the segment's hash table
+    (50-200 ms per 4 KB report, about ten times the cost of indexing it again), and it never
+    drops a segment whose documents are all deleted (a deleted folder's), though every
+    query still pays a lookup in it."""
+    return [s for s in segments if s.doc_count() > 0]
 
 
 def doc_hash(doc: dict[str, Any]) -> str:
@@ -455,7 +506,9 @@ def _holder(lock_path: Path) -> str:
 class _Plan:
     delete_keys: set[str] = field(default_factory=set)
     add_docs: list[dict[str, Any]] = field(default_factory=list)
+    # New file records (None: the file is gone), and the files that have one now.
     file_records: dict[str, FileState | None] = field(default_factory=dict)
+    indexed_files: set[str] = field(default_factory=set)
 
 
 class Syncer:
@@ -478,21 +531,36 @@ class Syncer:
         summary = Summary(self.source.name)
         with self.index.locked():
             index, created = self.index._open_for_writing()
-            if self.root is None or not self.root.is_dir():
-                summary.missing_root = True
-                listing = Listing()
-            else:
-                listing = walk(self.root, self.source)
-            summary.skipped.update(listing.skipped)
-            if full or created:
-                files: dict[str, FileState] = {}
-                docs: dict[str, dict[str, str]] = {}
-            else:
-                files, docs = self.index.indexed_state(index)
-            plan = self._plan(listing.files, files, docs, set(files) | set(docs), summary, progress)
-            self._commit(index, plan, summary, clear=full and not created)
+            self._reconcile_locked(index, summary, full=full, created=created, progress=progress)
         summary.seconds = time.perf_counter() - started
         return summary
+
+    def _reconcile_locked(
+        self,
+        index: Index,
+        summary: Summary,
+        full: bool = False,
+        created: bool = False,
+        progress: Progress | None = None,
+    ) -> None:
+        if self.root is None or not self.root.is_dir():
+            summary.missing_root = True
+            listing = Listing()
+        else:
+            listing = walk(self.root, self.source)
+        summary.skipped.update(listing.skipped)
+        if full or created:
+            files: dict[str, FileState] = {}
+            docs: dict[str, dict[str, str]] = {}
+        else:
+            files, docs = self.index.indexed_state(index)
+        # The state read is complete here: a key it does not hold is not in the index.
+        indexed_keys = {key for keys in docs.values() for key in keys}
+        plan = self._plan(
+            listing.files, files, docs, set(files) | set(docs), summary, progress, indexed_keys
+        )
+        self._commit(index, plan, summary, clear=full and not created)
+        self._compact_locked(index.refresh())
 
     def apply(self, rels: Iterable[str]) -> Summary:
         """Re-check some paths (files or folders, relative to the root) after a change."""
@@ -501,7 +569,9 @@ class Syncer:
         with self.index.locked():
             index, created = self.index._open_for_writing()
             if created:
-                return self.reconcile_locked(index, summary, started)
+                self._reconcile_locked(index, summary, created=True)
+                summary.seconds = time.perf_counter() - started
+                return summary
             on_disk: dict[str, tuple[int, int]] = {}
             check: set[str] = set()
             root_ok = self.root is not None and self.root.is_dir()
@@ -528,32 +598,83 @@ class Syncer:
                             continue
                         if stat.S_ISREG(st.st_mode):
                             on_disk[rel] = (st.st_mtime_ns, st.st_size)
-            # A folder that went away: everything indexed under it goes too.
-            files, docs = self._state_under(index, check)
-            plan = self._plan(on_disk, files, docs, set(files) | set(docs), summary, None)
-            self._commit(index, plan, summary, clear=False)
+            if len(check) > APPLY_MAX_PATHS:
+                # A burst: one pass over the whole index costs less than a lookup a path.
+                self._reconcile_locked(index, summary)
+            else:
+                # A folder that went away: everything indexed under it goes too.
+                files, docs = self._state_under(index, check, on_disk)
+                plan = self._plan(on_disk, files, docs, set(files) | set(docs), summary, None)
+                self._commit(index, plan, summary, clear=False)
+                if len(index.refresh()._segments()) >= BUSY_MAX_SEGMENTS:
+                    # Changes keep coming (no idle moment to compact in): compact now,
+                    # after this batch's commit, so that the batch is visible already.
+                    self._compact_locked(index.refresh())
         summary.seconds = time.perf_counter() - started
         return summary
 
-    def reconcile_locked(self, index: Index, summary: Summary, started: float) -> Summary:
-        listing = walk(self.root, self.source) if self.root and self.root.is_dir() else Listing()
-        summary.skipped.update(listing.skipped)
-        plan = self._plan(listing.files, {}, {}, set(), summary, None)
-        self._commit(index, plan, summary, clear=False)
-        summary.seconds = time.perf_counter() - started
-        return summary
+    def compact(self, wait: bool = False) -> bool:
+        """Re-index the documents of small segments into one, so that they drop away, and
+        drop segments whose documents are all deleted; True if it did anything.
+
+        Files are canonical, so re-reading them is the cheap way to merge (see
+        ``_drop_dead_segments``); a file that changed meanwhile is simply brought up to
+        date. Cheap when there is nothing to do. Unless ``wait``, gives up at once when
+        another writer holds the index."""
+        index = self.index.open_for_reading()
+        if index is None or not _needs_compaction(index._segments()):
+            return False
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(self.index.locked(None if wait else 0))
+            except IndexLockedError:
+                if wait:
+                    raise
+                return False
+            index, created = self.index._open_for_writing()
+            if created:
+                return False
+            self._compact_locked(index)
+        return True
+
+    def _compact_locked(self, index: Index) -> None:
+        segments = index._segments()
+        if not _needs_compaction(segments):
+            return
+        rels: set[str] = set()
+        for segment in _compaction_victims(segments):
+            with SegmentReader(index.storage, index.schema, segment) as reader:
+                rels.update(fields["file"] for fields in reader.all_stored_fields())
+        on_disk: dict[str, tuple[int, int]] = {}
+        for rel in rels:
+            try:
+                st = os.stat(os.path.join(self.root, rel)) if self.root else None
+            except OSError:
+                continue
+            if st is not None and stat.S_ISREG(st.st_mode):
+                on_disk[rel] = (st.st_mtime_ns, st.st_size)
+        files, docs = self.index.state_of(index, rels)
+        summary = Summary(self.source.name)
+        plan = self._plan(on_disk, files, docs, set(files) | set(docs), summary, None, force=True)
+        self._commit(index, plan, summary, clear=False, marker=summary.changed, always=True)
+        if summary.changed:
+            log.info("%s: compacting also found %s", self.source.name, summary.as_dict())
 
     def _state_under(
-        self, index: Index, rels: set[str]
+        self, index: Index, rels: set[str], on_disk: dict[str, tuple[int, int]]
     ) -> tuple[dict[str, FileState], dict[str, dict[str, str]]]:
         exact, docs = self.index.state_of(index, rels)
-        prefixes = tuple(r + "/" for r in rels if r)
-        if prefixes or "" in rels:
-            # Paths below a folder that changed: look them up by prefix in the lexicon.
+        # A path that is neither a file on disk nor an indexed file may be a folder that
+        # changed or went away: what the index holds below it is looked up by prefix.
+        folders = [r for r in rels if r not in on_disk and r not in exact]
+        if folders:
+            below: set[str] = set()
             with index.reader() as reader:
-                below = list(reader.field_terms("file"))
-            wanted = [t for t in below if "" in rels or t.startswith(prefixes)]
-            more_files, more_docs = self.index.state_of(index, [t for t in wanted if t not in exact])
+                for folder in folders:
+                    prefix = f"{folder}/" if folder else ""
+                    below.update(reader.expand_prefix("file", prefix))
+            below = {t.decode() if isinstance(t, bytes) else t for t in below} - set(exact)
+            more_files, more_docs = self.index.state_of(index, below)
             exact.update(more_files)
             for k, v in more_docs.items():
                 docs.setdefault(k, {}).update(v)
@@ -567,9 +688,16 @@ class Syncer:
         known: set[str],
         summary: Summary,
         progress: Progress | None,
+        indexed_keys: set[str] | None = None,
+        force: bool = False,
     ) -> _Plan:
-        plan = _Plan()
+        """What to write. ``files`` and ``docs`` are what the index holds for the paths
+        concerned; ``indexed_keys``, when known, every key the index holds, so that a new
+        document's key is not looked up for deletion. ``force`` rewrites every document
+        of the files (compaction) and counts only real changes in ``summary``."""
+        plan = _Plan(indexed_files=set(files))
         produced: set[str] = set()
+        planned: set[str] = set()
         old_keys: dict[str, set[str]] = {rel: set(keys) for rel, keys in docs.items()}
         total = len(on_disk)
         for done, (rel, (mtime_ns, size)) in enumerate(sorted(on_disk.items()), 1):
@@ -578,7 +706,7 @@ class Syncer:
                 if progress:
                     progress(done, total)
             state = files.get(rel)
-            if state is not None and (state.mtime_ns, state.size) == (mtime_ns, size):
+            if state is not None and (state.mtime_ns, state.size) == (mtime_ns, size) and not force:
                 if state.skipped:
                     summary.skipped[state.skipped] += 1
                 else:
@@ -596,7 +724,7 @@ class Syncer:
                 plan.delete_keys.update(old_keys.get(rel, ()))
                 continue
             new_state = FileState(data.mtime_ns, data.size, data.hash)
-            if state is not None and state.hash == data.hash and not state.skipped:
+            if state is not None and state.hash == data.hash and not state.skipped and not force:
                 summary.unchanged += 1
                 produced.update(docs.get(rel, ()))
                 plan.file_records[rel] = new_state
@@ -622,14 +750,18 @@ class Syncer:
                 doc["dhash"] = doc_hash(doc)
                 key = doc["key"]
                 produced.add(key)
-                if before.get(key) == doc["dhash"]:
+                unchanged = before.get(key) == doc["dhash"]
+                if unchanged and not force:
                     continue
                 doc.update(kind="doc", file=rel)
-                if key in before or key in plan.delete_keys:
+                if key in planned or (key in before and not unchanged):
                     summary.updated += 1
-                else:
+                elif key not in before:
                     summary.added += 1
-                plan.delete_keys.add(key)
+                planned.add(key)
+                # A key from another file (an ELOG entry that moved) must not stay twice.
+                if indexed_keys is None or key in indexed_keys:
+                    plan.delete_keys.add(key)
                 plan.add_docs.append(doc)
             plan.file_records[rel] = new_state
         for rel in known - set(on_disk):
@@ -646,8 +778,18 @@ class Syncer:
         if self.cancel is not None and self.cancel.is_set():
             raise Interrupted(f"{self.source.name}: stopped before committing")
 
-    def _commit(self, index: Index, plan: _Plan, summary: Summary, clear: bool) -> None:
-        if not (plan.delete_keys or plan.add_docs or plan.file_records or clear):
+    def _commit(
+        self,
+        index: Index,
+        plan: _Plan,
+        summary: Summary,
+        clear: bool,
+        marker: bool = True,
+        always: bool = False,
+    ) -> None:
+        """Write the plan in one commit (``always``: even an empty one, which drops the
+        segments whose documents are all deleted) and note the update in the marker."""
+        if not (plan.delete_keys or plan.add_docs or plan.file_records or clear or always):
             return
         cpus = os.cpu_count() or 1
         big = self.parallel and cpus > 1 and len(plan.add_docs) >= PARALLEL_THRESHOLD
@@ -662,11 +804,14 @@ class Syncer:
             # This runs in long-lived processes (the daemon): keep the pool small.
             writer = index.writer(limitmb=128)
         try:
-            if not clear:
-                for key in plan.delete_keys:
-                    writer.delete_by_term("key", key)
-                for rel in plan.file_records:
-                    writer.delete_by_term("key", FILE_KEY_PREFIX + rel)
+            if not clear and (plan.delete_keys or plan.file_records.keys() & plan.indexed_files):
+                # One reader for every delete: without it Whoosh opens a reader over all
+                # segments per term (~1 ms a segment), 26 ms a delete at 24 segments.
+                with writer.searcher() as searcher:
+                    for key in plan.delete_keys:
+                        writer.delete_by_term("key", key, searcher=searcher)
+                    for rel in plan.file_records.keys() & plan.indexed_files:
+                        writer.delete_by_term("key", FILE_KEY_PREFIX + rel, searcher=searcher)
             for n, doc in enumerate(plan.add_docs, 1):
                 if n % 500 == 0:
                     self._check_cancel()
@@ -682,11 +827,12 @@ class Syncer:
             if clear:
                 writer.commit(mergetype=writing.CLEAR)
             else:
-                writer.commit()
+                writer.commit(mergetype=_drop_dead_segments)
         except BaseException:
             writer.cancel()
             raise
-        self.index._write_marker(last_update=time.time())
+        if marker:
+            self.index._write_marker(last_update=time.time())
 
 
 class _Under:

@@ -388,3 +388,17 @@ def test_sigterm_during_the_start_up_reconcile_abandons_it_promptly(tmp_path, wr
             proc.communicate()
     assert proc.returncode == 0, err
     assert json.loads((tmp_path / "index/daemon.json").read_text())["state"] == "stopped"
+
+
+def test_an_idle_daemon_compacts_the_segments_batches_leave(start_daemon, write, tmp_path) -> None:
+    d = start_daemon(daemon={"quiet_ms": 20})
+    index = CollectionIndex(d.daemon.settings.index_dir, get_source("reports"))
+
+    def segments() -> int:
+        return len(index.open_for_reading()._segments())
+
+    for i in range(5):
+        write(f"reports/a/r{i}.md", f"report {i}")
+        d.wait_until(lambda i=i: f"a/r{i}.md" in d.keys("reports"))
+    d.wait_until(lambda: segments() == 1, timeout=30)
+    assert d.keys("reports") == {f"a/r{i}.md" for i in range(5)}

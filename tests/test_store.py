@@ -324,3 +324,90 @@ def test_apply_on_a_folder_rewalks_it_and_drops_what_went_away(make_settings, wr
 def test_reindex_rejects_an_unknown_collection(make_settings) -> None:
     with pytest.raises(ValueError, match="unknown collection nope"):
         reindex(make_settings(), ["nope"])
+
+
+def segment_sizes(settings, source) -> list[tuple[int, int]]:
+    """(documents, deleted documents) of each segment of the index."""
+    index = CollectionIndex(settings.index_dir, source).open_for_reading()
+    return sorted((seg.doc_count_all(), seg.deleted_count()) for seg in index._segments())
+
+
+def test_compaction_reindexes_small_segments_into_one_and_keeps_every_document(
+    make_settings, write
+) -> None:
+    s = make_settings()
+    syncer = Syncer(s, ReportsSource())
+    syncer.reconcile()
+    for i in range(6):
+        write(f"reports/a/r{i}.md", f"report {i} word{i}")
+        syncer.apply([f"a/r{i}.md"])
+    # One segment a batch: the report and its file record.
+    assert segment_sizes(s, ReportsSource()) == [(2, 0)] * 6
+    before = indexed_keys(s, ReportsSource())
+
+    assert syncer.compact() is True
+    assert segment_sizes(s, ReportsSource()) == [(12, 0)]
+    assert indexed_keys(s, ReportsSource()) == before
+    assert content_hits(s, ReportsSource(), "word3") == {"a/r3.md"}
+    assert syncer.compact() is False  # nothing left to do
+    assert syncer.reconcile().unchanged == 6
+
+
+def test_compaction_brings_a_file_changed_meanwhile_up_to_date(make_settings, write, tmp_path) -> None:
+    s = make_settings()
+    syncer = Syncer(s, ReportsSource())
+    for i in range(4):
+        write(f"reports/a/r{i}.md", f"report {i}")
+        syncer.apply([f"a/r{i}.md"])
+    write("reports/a/r1.md", "rewritten while nobody watched")
+    (tmp_path / "reports/a/r2.md").unlink()
+    assert syncer.compact() is True
+    assert set(indexed_keys(s, ReportsSource())) == {"a/r0.md", "a/r1.md", "a/r3.md"}
+    assert content_hits(s, ReportsSource(), "rewritten") == {"a/r1.md"}
+    assert sum(live - deleted for live, deleted in segment_sizes(s, ReportsSource())) == 6
+
+
+def test_a_segment_whose_documents_are_all_deleted_is_dropped(make_settings, write, tmp_path) -> None:
+    s = make_settings()
+    syncer = Syncer(s, ReportsSource())
+    write("reports/keep/k.md", "kept")
+    syncer.reconcile()
+    for i in range(3):
+        write(f"reports/gone/g{i}.md", f"gone {i}")
+    syncer.apply(["gone"])
+    assert len(segment_sizes(s, ReportsSource())) == 2
+    for i in range(3):
+        (tmp_path / f"reports/gone/g{i}.md").unlink()
+    (tmp_path / "reports/gone").rmdir()
+    syncer.apply(["gone"])
+    assert segment_sizes(s, ReportsSource()) == [(2, 0)]
+    assert set(indexed_keys(s, ReportsSource())) == {"keep/k.md"}
+
+
+def test_compaction_gives_way_to_another_writer(make_settings, write) -> None:
+    s = make_settings()
+    syncer = Syncer(s, ReportsSource())
+    for i in range(4):
+        write(f"reports/a/r{i}.md", f"report {i}")
+        syncer.apply([f"a/r{i}.md"])
+    with syncer.index.locked():
+        assert syncer.compact() is False
+    assert len(segment_sizes(s, ReportsSource())) == 4
+    assert syncer.compact() is True
+
+
+def test_a_big_batch_is_applied_as_one_reconcile(make_settings, write, monkeypatch) -> None:
+    from indexer import store
+
+    monkeypatch.setattr(store, "APPLY_MAX_PATHS", 5)
+    s = make_settings()
+    syncer = Syncer(s, ReportsSource())
+    write("reports/old/o.md", "old")
+    syncer.reconcile()
+    rels = [f"new/n{i}.md" for i in range(8)]
+    for rel in rels:
+        write(f"reports/{rel}", f"new {rel}")
+    summary = syncer.apply(rels)
+    # A reconcile: it also counts the files the batch did not name.
+    assert (summary.added, summary.unchanged) == (8, 1)
+    assert set(indexed_keys(s, ReportsSource())) == {"old/o.md", *rels}
