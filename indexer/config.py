@@ -6,6 +6,7 @@ Relative paths in the file are relative to the file itself.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
@@ -212,6 +213,8 @@ def _convert(section: str, key: str, type_name: Any, value: Any, base: Path, whe
     if t in ("float", "int"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise bad("a number")
+        if not math.isfinite(value):
+            raise bad("a finite number")
         if t == "int" and not float(value).is_integer():
             raise bad("a whole number")
         number = int(value) if t == "int" else float(value)

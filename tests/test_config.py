@@ -55,6 +55,9 @@ def test_no_config_anywhere_says_how_to_give_one(tmp_path: Path, monkeypatch: py
         ("[web]\nfallback_urls = 'http://x'\n", "web.fallback_urls must be a list of strings"),
         ("[sources]\nreports = ''\n", "sources.reports must be a non-empty path"),
         ("[web\n", "not valid TOML"),
+        ("[index]\nmax_file_mb = inf\n", "index.max_file_mb must be a finite number"),
+        ("[index]\nlock_timeout_s = nan\n", "index.lock_timeout_s must be a finite number"),
+        ("[server]\nport = inf\n", "server.port must be a finite number"),
     ],
 )
 def test_a_bad_value_names_the_file_and_the_key(tmp_path: Path, text: str, named: str) -> None:
