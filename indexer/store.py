@@ -94,6 +94,8 @@ class Summary:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     missing_root: bool = False
+    # Why the collection could not be brought in line (nothing was changed), if it could not.
+    error: str = ""
 
     @property
     def changed(self) -> bool:
@@ -110,6 +112,7 @@ class Summary:
             "warnings": self.warnings,
             "seconds": round(self.seconds, 3),
             "missing_root": self.missing_root,
+            "error": self.error,
         }
 
 
@@ -130,6 +133,15 @@ class Listing:
     skipped: Counter[str] = field(default_factory=Counter)
 
 
+def valid_name(rel: str) -> bool:
+    """Whether a path is text: a name that is not valid UTF-8 cannot be indexed as one."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _inside(root_real: str, path: str) -> bool:
     real = os.path.realpath(path)
     return real == root_real or real.startswith(root_real + os.sep)
@@ -139,7 +151,9 @@ def walk(root: Path, source: Source) -> Listing:
     """Every file of the collection under ``root`` with its (mtime_ns, size).
 
     Symlinks are followed only while they stay inside the root; a folder is entered once
-    (symlink loops end there). Files that are not regular files are left out.
+    (symlink loops end there). Files that are not regular files are left out. A root that
+    exists but cannot be listed (permissions) raises StoreError: an empty listing would
+    delete every document of the collection.
     """
     listing = Listing()
     root_real = os.path.realpath(root)
@@ -154,14 +168,23 @@ def walk(root: Path, source: Source) -> Listing:
         prefix, folder = stack.pop()
         try:
             entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            continue  # gone meanwhile: a root that is gone holds no files
         except OSError as exc:
-            if prefix:
-                listing.skipped[f"unreadable folder: {exc.strerror}"] += 1
+            if not prefix:
+                raise StoreError(
+                    f"cannot list {folder}: {exc.strerror}; the index is left as it was"
+                ) from exc
+            listing.skipped[f"unreadable folder: {exc.strerror}"] += 1
             continue
         for entry in entries:
             if is_hidden(entry.name):
                 continue
             parts = (*prefix, entry.name)
+            if not valid_name(entry.name):
+                if entry.is_dir() or source.wants_file(parts):
+                    listing.skipped["name is not valid UTF-8"] += 1
+                continue
             try:
                 is_link = entry.is_symlink()
                 if is_link and not _inside(root_real, entry.path):
@@ -173,6 +196,7 @@ def walk(root: Path, source: Source) -> Listing:
                         continue
                     st = entry.stat()
                     if (st.st_dev, st.st_ino) in seen_dirs:
+                        listing.skipped["folder seen before (a symlink loop or a second link)"] += 1
                         continue
                     seen_dirs.add((st.st_dev, st.st_ino))
                     stack.append((parts, entry.path))
@@ -391,8 +415,10 @@ class CollectionIndex:
                     self.source.schema_version,
                 )
         self.path.mkdir(parents=True, exist_ok=True)
-        index = self._create(storage)
+        # The marker first: a process killed between the two leaves a folder that is
+        # recognisably ours (and rebuilt), never one that looks foreign.
         self._write_marker(last_update=None)
+        index = self._create(storage)
         return index, True
 
     def _create(self, storage: FileStorage) -> Index:
@@ -419,9 +445,15 @@ class CollectionIndex:
     def locked(self, timeout_s: float | None = None) -> Iterator[None]:
         """Hold this collection's writer lock; wait at most ``timeout_s`` for it."""
         self.check_ours()
-        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot use the index folder {self.path}: {exc.strerror or exc}; "
+                "set [index] dir to a folder trove may write"
+            ) from exc
         timeout = self.lock_timeout_s if timeout_s is None else timeout_s
-        fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             deadline = time.monotonic() + timeout
             delay = 0.01
@@ -576,6 +608,9 @@ class Syncer:
             check: set[str] = set()
             root_ok = self.root is not None and self.root.is_dir()
             for rel in set(rels):
+                if not valid_name(rel):
+                    summary.skipped["name is not valid UTF-8"] += 1
+                    continue
                 check.add(rel)
                 if not root_ok:
                     continue
@@ -706,11 +741,17 @@ class Syncer:
                 if progress:
                     progress(done, total)
             state = files.get(rel)
-            if state is not None and (state.mtime_ns, state.size) == (mtime_ns, size) and not force:
+            # A file unreadable before is tried again: permissions change no mtime.
+            if (
+                state is not None
+                and (state.mtime_ns, state.size) == (mtime_ns, size)
+                and not state.skipped.startswith("unreadable")
+                and not force
+            ):
                 if state.skipped:
                     summary.skipped[state.skipped] += 1
                 else:
-                    summary.unchanged += 1
+                    summary.unchanged += len(docs.get(rel, ()))
                 produced.update(docs.get(rel, ()))
                 continue
             try:
@@ -725,7 +766,7 @@ class Syncer:
                 continue
             new_state = FileState(data.mtime_ns, data.size, data.hash)
             if state is not None and state.hash == data.hash and not state.skipped and not force:
-                summary.unchanged += 1
+                summary.unchanged += len(docs.get(rel, ()))
                 produced.update(docs.get(rel, ()))
                 plan.file_records[rel] = new_state
                 continue
@@ -744,6 +785,10 @@ class Syncer:
                 plan.delete_keys.update(old_keys.get(rel, ()))
                 continue
             summary.warnings.extend(f"{rel}: {w}" for w in parsed.warnings)
+            if data.replaced:
+                summary.warnings.append(f"{rel}: bytes that are not UTF-8 were replaced")
+            if not data.data:
+                summary.warnings.append(f"{rel}: empty file")
             before = docs.get(rel, {})
             for doc in parsed.documents:
                 doc = {k: v for k, v in doc.items()}
@@ -752,6 +797,7 @@ class Syncer:
                 produced.add(key)
                 unchanged = before.get(key) == doc["dhash"]
                 if unchanged and not force:
+                    summary.unchanged += 1
                     continue
                 doc.update(kind="doc", file=rel)
                 if key in planned or (key in before and not unchanged):

@@ -17,6 +17,7 @@ from indexer.store import (
     CollectionIndex,
     ForeignIndexError,
     IndexLockedError,
+    StoreError,
     Syncer,
     read_file,
 )
@@ -125,6 +126,7 @@ def test_undecodable_bytes_are_indexed_as_far_as_they_decode(make_settings, writ
     write("reports/a/latin.md", b"proxy caf\xe9 \xff\xfe timeout")
     summary = Syncer(s, ReportsSource()).reconcile()
     assert summary.added == 1
+    assert summary.warnings == ["a/latin.md: bytes that are not UTF-8 were replaced"]
     assert content_hits(s, ReportsSource(), "timeout") == {"a/latin.md"}
 
 
@@ -154,7 +156,9 @@ def test_a_huge_file_is_indexed_by_a_capped_prefix(make_settings, write) -> None
 def test_empty_files_are_indexed_as_empty_documents(make_settings, write) -> None:
     s = make_settings()
     write("reports/a/empty.md", "")
-    assert Syncer(s, ReportsSource()).reconcile().added == 1
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.added == 1
+    assert summary.warnings == ["a/empty.md: empty file"]
 
 
 def test_symlinks_are_not_followed_out_of_the_root_and_loops_end(make_settings, write, tmp_path) -> None:
@@ -167,6 +171,7 @@ def test_symlinks_are_not_followed_out_of_the_root_and_loops_end(make_settings, 
     (tmp_path / "reports/loop").symlink_to(tmp_path / "reports")
     summary = Syncer(s, ReportsSource()).reconcile()
     assert summary.skipped["symlink pointing outside the root"] == 2
+    assert summary.skipped["folder seen before (a symlink loop or a second link)"] == 1
     keys = set(indexed_keys(s, ReportsSource()))
     assert keys == {"a/inside.md", "a/alias.md"}
     assert content_hits(s, ReportsSource(), "secret") == set()
@@ -207,6 +212,70 @@ def test_an_unreadable_file_is_skipped_and_the_rest_indexed(make_settings, write
     assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md"}
 
 
+def test_an_unreadable_file_is_read_again_once_it_can_be(make_settings, write, monkeypatch) -> None:
+    # A chmod changes neither mtime nor size: the skip must not be remembered as final.
+    s = make_settings()
+    write("reports/a/locked.md", "locked")
+    real_open = os.open
+
+    def deny(path, flags, *args):
+        if str(path).endswith("locked.md"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "open", deny)
+        assert Syncer(s, ReportsSource()).reconcile().skipped == {"unreadable: Permission denied": 1}
+    again = Syncer(s, ReportsSource()).reconcile()
+    assert (again.added, again.skipped) == (1, {})
+    assert set(indexed_keys(s, ReportsSource())) == {"a/locked.md"}
+
+
+def test_a_source_folder_that_cannot_be_listed_leaves_the_index_as_it_was(
+    make_settings, write, tmp_path, monkeypatch
+) -> None:
+    s = make_settings()
+    write("reports/a/r.md", "kept")
+    Syncer(s, ReportsSource()).reconcile()
+    real_scandir = os.scandir
+    root = str(tmp_path / "reports")
+
+    def deny(path="."):
+        if str(path) == root:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", deny)
+    with pytest.raises(StoreError, match=f"cannot list {root}: Permission denied"):
+        Syncer(s, ReportsSource()).reconcile()
+    assert set(indexed_keys(s, ReportsSource())) == {"a/r.md"}
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(
+    make_settings, write, tmp_path
+) -> None:
+    s = make_settings()
+    write("reports/a/ok.md", "fine")
+    bad = os.fsencode(tmp_path / "reports/a") + b"/caf\xe9.md"
+    with open(bad, "wb") as f:
+        f.write(b"latin-1 name")
+    syncer = Syncer(s, ReportsSource())
+    assert syncer.reconcile().skipped == {"name is not valid UTF-8": 1}
+    assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md"}
+    # The daemon hands over the same name, decoded as os.fsdecode does.
+    summary = syncer.apply([os.fsdecode(b"a/caf\xe9.md"), "a/ok.md"])
+    assert summary.skipped == {"name is not valid UTF-8": 1}
+    assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md"}
+
+
+def test_an_index_folder_that_cannot_be_made_is_a_clear_error(make_settings, write, tmp_path) -> None:
+    (tmp_path / "blocker").write_text("a file where the index folder should be")
+    s = make_settings(index={"dir": str(tmp_path / "blocker/index")})
+    write("reports/a/r.md", "x")
+    with pytest.raises(StoreError, match="cannot use the index folder .*set \\[index\\] dir"):
+        Syncer(s, ReportsSource()).reconcile()
+
+
 def test_a_file_that_vanishes_between_listing_and_reading(make_settings, write, monkeypatch) -> None:
     import indexer.store as store
 
@@ -243,6 +312,18 @@ def test_a_corrupt_trove_index_is_rebuilt(make_settings, write, tmp_path) -> Non
     for f in (tmp_path / "index/reports").iterdir():
         if f.suffix == ".toc":
             f.write_bytes(b"garbage")
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.added == 1
+    assert set(indexed_keys(s, ReportsSource())) == {"a/r.md"}
+
+
+def test_a_build_killed_before_its_first_commit_is_rebuilt(make_settings, write, tmp_path) -> None:
+    # What a process killed right after claiming the folder leaves: the marker and the lock.
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    index = CollectionIndex(s.index_dir, ReportsSource())
+    with index.locked():
+        index._write_marker(last_update=None)
     summary = Syncer(s, ReportsSource()).reconcile()
     assert summary.added == 1
     assert set(indexed_keys(s, ReportsSource())) == {"a/r.md"}

@@ -39,14 +39,20 @@ class FileData:
     mtime_ns: int
     size: int
     truncated: bool = False
+    # Set by text() when some bytes were not UTF-8 and were replaced.
+    replaced: bool = False
 
     @property
     def hash(self) -> str:
         return hashlib.blake2b(self.data, digest_size=16).hexdigest()
 
     def text(self) -> str:
-        """The bytes as text: UTF-8, undecodable bytes replaced."""
-        text = self.data.decode("utf-8", errors="replace")
+        """The bytes as text: UTF-8, undecodable bytes replaced (and ``replaced`` set)."""
+        try:
+            text = self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = self.data.decode("utf-8", errors="replace")
+            self.replaced = True
         return text[1:] if text.startswith("\ufeff") else text
 
 
