@@ -29,7 +29,6 @@ from watchdog.events import (
     FileClosedEvent,
     FileCreatedEvent,
     FileDeletedEvent,
-    FileModifiedEvent,
     FileMovedEvent,
     FileSystemEvent,
     FileSystemEventHandler,
@@ -186,8 +185,14 @@ class Daemon:
 
     def _acquire(self) -> None:
         index_dir = self.settings.index_dir
-        index_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(index_dir / DAEMON_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            index_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(index_dir / DAEMON_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot use the index folder {index_dir}: {exc.strerror or exc}; "
+                "set [index] dir to a folder trove may write"
+            ) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -419,8 +424,10 @@ class Daemon:
         self._observer.name = "trove-observer"
         self._observer.start()
         self._use_polling = use_polling
-        # _check_roots watches every root again and reconciles each.
+        # _check_roots watches every root there is again and reconciles it; a root that
+        # went away while nobody watched is reconciled too (its collection empties).
         self._check_roots()
+        self._reconcile([n for n in self.names if n not in self._watches], why="watcher restarted")
 
     # ------------------------------------------------------------------ events
 

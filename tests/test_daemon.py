@@ -234,6 +234,18 @@ def test_a_dead_observer_is_replaced_and_changes_still_arrive(start_daemon, writ
     assert "watcher stopped" in d.daemon.health.last_error
 
 
+def test_a_root_deleted_while_the_watcher_was_dead_empties_its_collection(
+    start_daemon, write, tmp_path
+) -> None:
+    write("commands/c.md", "c")
+    d = start_daemon()
+    assert d.keys("commands") == {"c.md"}
+    d.daemon._observer.stop()
+    d.daemon._observer.join(TIMEOUT)
+    shutil.rmtree(tmp_path / "commands")
+    d.wait_until(lambda: d.keys("commands") == set())
+
+
 def test_the_status_file_shows_health(start_daemon, write, make_settings) -> None:
     write("commands/c.md", "c")
     d = start_daemon()
