@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 
 from indexer.config import Settings
 from indexer.sources.registry import SOURCES, get_source
-from indexer.store import Summary, Syncer
+from indexer.store import StoreError, Summary, Syncer
 
 CollectionProgress = Callable[[str, int, int], None]
 
@@ -17,8 +17,11 @@ def reindex(
     full: bool = False,
     progress: CollectionProgress | None = None,
 ) -> list[Summary]:
-    """Reconcile each collection (all by default); ``full`` rebuilds from scratch."""
-    names = list(collections) if collections else list(SOURCES)
+    """Reconcile each collection (all by default); ``full`` rebuilds from scratch.
+
+    A collection that cannot be indexed (its folder cannot be listed, another writer holds
+    it too long, ...) does not stop the others: its summary carries the ``error``."""
+    names = list(dict.fromkeys(collections)) if collections else list(SOURCES)
     unknown = [n for n in names if n not in SOURCES]
     if unknown:
         raise ValueError(
@@ -28,5 +31,8 @@ def reindex(
     for name in names:
         syncer = Syncer(settings, get_source(name))
         report = (lambda done, total, n=name: progress(n, done, total)) if progress else None
-        summaries.append(syncer.reconcile(full=full, progress=report))
+        try:
+            summaries.append(syncer.reconcile(full=full, progress=report))
+        except StoreError as exc:
+            summaries.append(Summary(name, error=str(exc)))
     return summaries

@@ -59,8 +59,13 @@ def collection_status(settings: Settings, name: str) -> CollectionStatus:
         return status
     if marker is None:
         return status
-    if marker.get("schema_version") != source.schema_version:
-        status.problem = "index of an older schema: the next reindex rebuilds it"
+    if marker.get("damaged"):
+        status.problem = "the index is damaged: the next reindex rebuilds it"
+    elif marker.get("schema_version") != source.schema_version:
+        status.problem = (
+            f"index of schema version {marker.get('schema_version')}, this trove reads "
+            f"{source.schema_version}: the next reindex rebuilds it"
+        )
     status.built = index.open_for_reading() is not None
     status.documents = index.doc_count()
     status.index_bytes = _folder_bytes(index.path)

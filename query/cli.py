@@ -140,13 +140,19 @@ def reindex(
             bar.update(tasks[name], completed=done, total=total)
 
         summaries = run(lambda: do_reindex(cfg, names, full=full, progress=progress))
+    failed = [s for s in summaries if s.error]
     if as_json:
         print_json([s.as_dict() for s in summaries])
+        if failed:
+            raise typer.Exit(1)
         return
     table = Table(title="trove reindex" + (" --full" if full else ""))
     for col in ("collection", "added", "updated", "deleted", "unchanged", "skipped", "seconds"):
         table.add_column(col, justify="left" if col == "collection" else "right")
     for s in summaries:
+        if s.error:
+            table.add_row(s.collection + " (failed)", *["-"] * 6)
+            continue
         table.add_row(
             s.collection + (" (no source folder)" if s.missing_root else ""),
             str(s.added),
@@ -162,6 +168,10 @@ def reindex(
             out.print(f"  {s.collection}: skipped {count} ({reason})", markup=False)
         for warning in s.warnings:
             out.print(f"  {s.collection}: {warning}", markup=False)
+    for s in failed:
+        err.print(f"trove: {s.collection}: {s.error}", markup=False)
+    if failed:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -211,7 +221,11 @@ def status(
         return
     table = Table(title=f"trove status ({cfg.index_dir})")
     for col in ("collection", "documents", "index size", "last update", "source"):
-        table.add_column(col, justify="right" if col in ("documents", "index size") else "left")
+        table.add_column(
+            col,
+            justify="right" if col in ("documents", "index size") else "left",
+            overflow="fold",
+        )
     for s in statuses:
         source = s.source or "(not configured)"
         if s.source and not s.source_exists:

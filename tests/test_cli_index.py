@@ -70,6 +70,31 @@ def test_a_foreign_index_folder_fails_with_exit_1(tmp_path, write) -> None:
     assert (tmp_path / "index/reports/mine.txt").exists()
 
 
+def test_one_collection_failing_does_not_stop_the_others(tmp_path, write) -> None:
+    cfg = config(tmp_path)
+    write("index/reports/mine.txt", "not yours")
+    write("commands/c.md", "---\ntitle: C\n---\nbody")
+    r = runner.invoke(app, ["--config", str(cfg), "reindex", "--json"])
+    assert r.exit_code == 1
+    summaries = {s["collection"]: s for s in json.loads(r.stdout)}
+    assert "is not a trove index" in summaries["reports"]["error"]
+    assert summaries["commands"]["added"] == 1 and summaries["commands"]["error"] == ""
+    table = runner.invoke(app, ["--config", str(cfg), "reindex"])
+    assert table.exit_code == 1
+    assert "reports (failed)" in table.stdout
+    assert "trove: reports:" in table.stderr and "is not a trove index" in table.stderr
+
+
+def test_a_collection_named_twice_is_reindexed_once(tmp_path, write) -> None:
+    cfg = config(tmp_path)
+    write("reports/a/r.md", "x")
+    r = runner.invoke(
+        app, ["--config", str(cfg), "reindex", "--json", "--collection", "reports", "--collection", "reports"]
+    )
+    assert r.exit_code == 0
+    assert [s["collection"] for s in json.loads(r.stdout)] == ["reports"]
+
+
 def test_every_command_has_help_and_is_in_the_readme() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     import typer.main
