@@ -9,6 +9,9 @@ from query.errors import ErrorCode, TroveError
 MAX_QUERY_CHARS = 1000
 # A name that is one path component: no separators, no "..", no control characters.
 _NAME = re.compile(r"[^/\\\x00-\x1f\x7f]+")
+# A command name is also a portable one: none of the characters Windows refuses in file
+# names, no space at either end (a caller's slip, never a command's name).
+_COMMAND_NAME = re.compile(r'[^/\\\x00-\x1f\x7f<>:"|?*\s](?:[^/\\\x00-\x1f\x7f<>:"|?*]*[^/\\\x00-\x1f\x7f<>:"|?*\s])?')
 
 
 def check_query(query: str | None, field: str = "query") -> str:
@@ -34,14 +37,19 @@ def check_range(value: int, name: str, low: int, high: int) -> int:
     return value
 
 
-def check_name(value: str | None, what: str, code: ErrorCode) -> str:
-    """A caller-given name that must be one path component (never leads outside a folder)."""
+def check_name(value: str | None, what: str, code: ErrorCode, command: bool = False) -> str:
+    """A caller-given name that must be one path component (never leads outside a folder);
+    a ``command`` name must also be portable (see _COMMAND_NAME)."""
     if not isinstance(value, str) or not value.strip():
         raise TroveError(code, f"{what} is empty")
-    if value in (".", "..") or ".." in value or not _NAME.fullmatch(value) or len(value) > 255:
+    pattern = _COMMAND_NAME if command else _NAME
+    if value in (".", "..") or ".." in value or not pattern.fullmatch(value) or len(value) > 255:
+        rules = "'/', '\\', '..', control characters" + (
+            ", any of < > : \" | ? * or spaces at either end" if command else ""
+        )
         raise TroveError(
             code,
             f"{what} {value!r} is not a valid name: it must be one file or folder name, "
-            "without '/', '\\', '..' or control characters",
+            f"without {rules}",
         )
     return value

@@ -190,7 +190,9 @@ def search_reports(
     """Reports holding the query (case-insensitive), most occurrences first, then newest."""
     q = check_query(query)
     if command_filter is not None:
-        command_filter = check_name(command_filter, "command_filter", "INVALID_COMMAND_FILTER")
+        command_filter = check_name(
+            command_filter, "command_filter", "INVALID_COMMAND_FILTER", command=True
+        )
     check_range(max_results, "max_results", 1, 100)
     root = reports_root(ctx.settings)
     if command_filter is not None:
@@ -207,21 +209,28 @@ def search_reports(
         if not any(counts for _, counts in found) and words and words != [lowered]:
             match = "words"
             found = [(s, s.all_words(words, command_filter)) for s in segments]
-        best = _best(found, max_results)
-    needles = [lowered] if match == "exact" else words
-    results = []
-    for fields, count in best:
-        hit = _hit(ctx.settings, files, fields, count, match, needles)
-        if hit is not None:
-            results.append(hit)
-    return SearchReportsResult(results=results)
+        needles = [lowered] if match == "exact" else words
+        # A file deleted (or made unreadable) since the index saw it has no hit: take the
+        # next best in its place, so that a search still fills max_results when it can.
+        hits: dict[str, ReportHit | None] = {}
+        n = max_results
+        while True:
+            best = _best(found, n)
+            for fields, count in best:
+                if fields["key"] not in hits:
+                    hits[fields["key"]] = _hit(ctx.settings, files, fields, count, match, needles)
+            results = [hit for fields, _ in best if (hit := hits[fields["key"]]) is not None]
+            if len(results) >= max_results or len(best) < n:
+                break
+            n += max_results - len(results)
+    return SearchReportsResult(results=results[:max_results])
 
 
 def list_command_reports(
     ctx: QueryContext, command_name: str, max_results: int = 50
 ) -> CommandReports:
     """A command's reports, newest first (by the file-name date; undated last)."""
-    command = check_name(command_name, "command_name", "INVALID_COMMAND_FILTER")
+    command = check_name(command_name, "command_name", "INVALID_COMMAND_FILTER", command=True)
     check_range(max_results, "max_results", 1, 1000)
     root = reports_root(ctx.settings)
     folder = command_dir(root, command, "NOT_FOUND")
@@ -260,7 +269,7 @@ def list_command_reports(
 
 def get_report(ctx: QueryContext, command_name: str, report_name: str) -> Report:
     """One report's full content."""
-    command = check_name(command_name, "command_name", "INVALID_COMMAND_FILTER")
+    command = check_name(command_name, "command_name", "INVALID_COMMAND_FILTER", command=True)
     name = check_name(report_name, "report_name", "INVALID_COMMAND_FILTER")
     root = reports_root(ctx.settings)
     command_dir(root, command, "NOT_FOUND")

@@ -350,7 +350,10 @@ def test_an_empty_query_is_invalid(sample, reports_ctx, query) -> None:
     assert err.value.code == "INVALID_QUERY"
 
 
-@pytest.mark.parametrize("bad", ["../etc", "a/b", "a\\b", "..", ".", "x\x00y", "a\nb", "", " "])
+@pytest.mark.parametrize(
+    "bad",
+    ["../etc", "a/b", "a\\b", "..", ".", "x\x00y", "a\nb", "", " ", "x:y", "a*", "what?", "a|b", "<a>", " lead", "trail "],
+)
 def test_a_command_filter_that_is_not_one_name_is_invalid(sample, reports_ctx, bad) -> None:
     with pytest.raises(TroveError) as err:
         search_reports(reports_ctx(), "decode", bad)
@@ -575,3 +578,18 @@ def test_cli_search_reports_with_a_bad_query_exits_2(sample, tmp_path) -> None:
         app, ["--config", config, "search", "reports", "x", "--command", "../x"]
     )
     assert result.exit_code == 2 and "INVALID_COMMAND_FILTER" in result.stderr
+
+
+def test_a_report_deleted_since_it_was_indexed_gives_its_place_to_the_next(
+    tmp_path, write, reports_ctx
+) -> None:
+    for i in range(4):
+        write(f"reports/c/r{i}_2025110{i + 1}.md", "alpha " * (i + 1))
+    ctx = reports_ctx()
+    first = search_reports(ctx, "alpha", max_results=3)
+    assert [h.report_name for h in first.results] == [
+        "r3_20251104.md", "r2_20251103.md", "r1_20251102.md"]
+    (tmp_path / "reports/c/r3_20251104.md").unlink()  # the index has not seen it yet
+    again = search_reports(ctx, "alpha", max_results=3)
+    assert [h.report_name for h in again.results] == [
+        "r2_20251103.md", "r1_20251102.md", "r0_20251101.md"]
