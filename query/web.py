@@ -1,7 +1,9 @@
 """Web search through a SearXNG instance's JSON API (``GET {searxng_url}/search``).
 
 A `WebSearcher` is built once per process from ``[web]`` settings and kept: it owns the
-HTTP client, a TTL cache of answers and a per-process rate limit. The endpoints
+HTTP client, a TTL cache of answers and a per-process rate limit. `search_web` takes the
+process's searcher for its settings from `shared_searcher`, so one-off calls share the
+cache and the rate limit too. The endpoints
 (``searxng_url``, then each of ``fallback_urls``) are tried in order; any failure of one
 (connection, timeout, 403, 429, other HTTP status, a body that is not SearXNG JSON)
 moves on to the next, and when all fail the error lists each endpoint's failure.
@@ -9,8 +11,10 @@ moves on to the next, and when all fail the error lists each endpoint's failure.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import math
 import re
 import socket
 import threading
@@ -72,6 +76,14 @@ class WebSearchResponse(BaseModel):
 
 class _EndpointFailure(Exception):
     """One endpoint failed; the message reads after 'SearXNG at <endpoint> '."""
+
+
+class _TurnTooFar(Exception):
+    """The rate limit's next free turn is further away than a caller may wait."""
+
+    def __init__(self, wait: float) -> None:
+        super().__init__(f"the next free turn is {wait:.1f} s away")
+        self.wait = wait
 
 
 class _TTLCache:
@@ -141,12 +153,7 @@ class _RateLimiter:
             turn = now if self._next_turn is None else max(now, self._next_turn)
             wait = turn - now
             if wait > self.max_wait:
-                raise TroveError(
-                    "UPSTREAM_ERROR",
-                    f"too many web searches are waiting for their turn (the next free one is "
-                    f"{wait:.1f} s away; [web] min_interval_s = {self.interval:g} s): "
-                    "try again shortly",
-                )
+                raise _TurnTooFar(wait)
             self._next_turn = turn + self.interval
         if wait > 0:
             log.debug("rate limit: waiting %.3f s ([web] min_interval_s = %g)", wait, self.interval)
@@ -177,6 +184,15 @@ class WebSearcher:
             headers={"Accept": "application/json", "User-Agent": "trove (web search)"},
         )
         self._cache = _TTLCache(settings.cache_ttl_s, clock, CACHE_MAX_ENTRIES)
+        # Where the wait bound comes from, for the error that says how to move it.
+        self._wait_bound = (
+            ("max_wait_s", "raise max_wait_s")
+            if max_wait_s is not None
+            else (
+                "the larger of [web] timeout_s and min_interval_s",
+                "raise [web] timeout_s to let searches wait longer",
+            )
+        )
         if max_wait_s is None:
             max_wait_s = max(settings.timeout_s, settings.min_interval_s)
         self._limiter = _RateLimiter(settings.min_interval_s, max_wait_s, clock, sleep)
@@ -218,11 +234,26 @@ class WebSearcher:
             log.debug("cache hit for %s (%d results cached)", params, len(results))
         else:
             log.debug("cache miss for %s", params)
-            self._limiter.wait_turn()
+            try:
+                self._limiter.wait_turn()
+            except _TurnTooFar as exc:
+                raise TroveError("UPSTREAM_ERROR", self._no_turn_message(exc.wait)) from None
             results = self._fetch(params)
             self._cache.put(key, results)
         chosen = list(results[:limit])
         return WebSearchResponse(query=text, total=len(chosen), results=chosen)
+
+    def _no_turn_message(self, wait: float) -> str:
+        first, *rest = self.endpoints
+        others = f" (nor were its {len(rest)} fallback(s))" if rest else ""
+        source, raise_it = self._wait_bound
+        return (
+            f"SearXNG at {first} was not asked{others}: too many web searches are queued; "
+            f"this one's turn under [web] min_interval_s = {self._limiter.interval:g} s is "
+            f"{wait:.1f} s away, more than the {self._limiter.max_wait:g} s a search may wait "
+            f"({source}); retry in {math.ceil(wait)} s, {raise_it}, or lower "
+            "min_interval_s if the instance allows more requests"
+        )
 
     def _fetch(self, params: dict[str, str]) -> tuple[WebResult, ...]:
         failures: list[str] = []
@@ -303,18 +334,67 @@ def search_web(
     pageno: int | None = None,
     safesearch: int | None = None,
 ) -> WebSearchResponse:
-    """One web search with a short-lived `WebSearcher` (long-running callers keep one)."""
+    """One web search with the process's `WebSearcher` for these settings, so repeated
+    calls are cached and rate-limited like calls on one searcher."""
     web = settings.web if isinstance(settings, Settings) else settings
-    with WebSearcher(web) as searcher:
-        return searcher.search(
-            query,
-            limit,
-            categories=categories,
-            language=language,
-            time_range=time_range,
-            pageno=pageno,
-            safesearch=safesearch,
-        )
+    return shared_searcher(web).search(
+        query,
+        limit,
+        categories=categories,
+        language=language,
+        time_range=time_range,
+        pageno=pageno,
+        safesearch=safesearch,
+    )
+
+
+class _SearcherRegistry:
+    """One `WebSearcher` per distinct ``[web]`` configuration, made on first use."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._searchers: dict[tuple[tuple[str, object], ...], WebSearcher] = {}
+
+    def get(self, settings: WebSettings) -> WebSearcher:
+        key = _settings_key(settings)
+        # Made under the lock: two racing callers must not end up with two rate limits.
+        with self._lock:
+            searcher = self._searchers.get(key)
+            if searcher is None:
+                searcher = self._searchers[key] = WebSearcher(settings)
+            return searcher
+
+    def close_all(self) -> None:
+        with self._lock:
+            searchers = list(self._searchers.values())
+            self._searchers.clear()
+        for searcher in searchers:
+            searcher.close()
+
+
+# Process state by design: the cache and the rate limit are only worth anything if every
+# search_web call in the process shares them. Nothing is opened until the first search.
+_SHARED = _SearcherRegistry()
+
+
+def shared_searcher(settings: WebSettings) -> WebSearcher:
+    """The process's `WebSearcher` for these settings (equal settings share one); kept open."""
+    return _SHARED.get(settings)
+
+
+def close_shared_searchers() -> None:
+    """Close and forget every shared `WebSearcher` (their caches and rate limits go too)."""
+    _SHARED.close_all()
+
+
+def _settings_key(settings: WebSettings) -> tuple[tuple[str, object], ...]:
+    # Every field, so a setting added later cannot make two configurations share a
+    # searcher; lists become tuples so settings built by hand with a list still hash.
+    return tuple(
+        (f.name, tuple(value) if isinstance(value, list) else value)
+        for f in dataclasses.fields(settings)
+        for value in (getattr(settings, f.name),)
+    )
 
 
 def _endpoints(settings: WebSettings) -> tuple[str, ...]:
@@ -527,19 +607,28 @@ def _to_result(raw: object) -> WebResult | None:
     if not engine:
         engines = raw.get("engines")
         engine = engines[0] if isinstance(engines, list) and engines else ""
-    score = raw.get("score")
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        score = None
     published = raw.get("publishedDate") or raw.get("pubdate") or raw.get("published_date")
     return WebResult(
         title=_text(raw.get("title")),
         content=_text(raw.get("content")),
         url=url,
-        score=score,
+        score=_score(raw.get("score")),
         engine=_text(engine),
         category=_text(raw.get("category")),
         published_date=published if isinstance(published, str) and published else None,
     )
+
+
+def _score(value: object) -> float | None:
+    # Python's JSON parser accepts NaN and Infinity and turns 1e400 into inf; passed on,
+    # they would make our own JSON output invalid.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        score = float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return score if math.isfinite(score) else None
 
 
 def _text(value: object) -> str:

@@ -37,6 +37,19 @@ HTML_PAGE = (
 )
 # How long the "slow" endpoint holds a request at most (the fixture releases it sooner).
 SLOW_HOLD_S = 5.0
+# Scores Python's JSON parser reads as NaN, +-inf or an int too large for a float, next to
+# two ordinary ones; NaN and Infinity are not JSON, but some servers send them.
+ODD_SCORES = (
+    b'{"query": "odd", "results": ['
+    b'{"url": "https://odd.example/nan", "title": "nan", "score": NaN},'
+    b'{"url": "https://odd.example/inf", "title": "inf", "score": Infinity},'
+    b'{"url": "https://odd.example/-inf", "title": "-inf", "score": -Infinity},'
+    b'{"url": "https://odd.example/1e400", "title": "1e400", "score": 1e400},'
+    b'{"url": "https://odd.example/huge", "title": "huge", "score": 1' + b"0" * 400 + b"},"
+    b'{"url": "https://odd.example/float", "title": "float", "score": 2.5},'
+    b'{"url": "https://odd.example/int", "title": "int", "score": 3}'
+    b"]}"
+)
 
 
 @dataclass
@@ -100,6 +113,8 @@ def _handler(fake: FakeSearxng) -> type[BaseHTTPRequestHandler]:
                 self.answer(200, "text/html; charset=utf-8", HTML_PAGE)
             elif behaviour == "badjson":
                 self.answer(200, "application/json", b'{"query": "x", "results": [{"url": ')
+            elif behaviour == "oddscores":
+                self.answer(200, "application/json", ODD_SCORES)
             elif behaviour == "notsearx":
                 self.answer(200, "application/json", b'{"status": "ok", "version": "1.2"}')
             elif behaviour == "slow":
@@ -153,11 +168,11 @@ def dead_url() -> str:
 
 
 @pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A proxy from the environment would send 127.0.0.1 requests elsewhere.
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("all_proxy", raising=False)
+def _fresh_shared_searchers() -> Iterator[None]:
+    # search_web keeps one searcher per process: no cache or rate limit crosses tests.
+    web.close_shared_searchers()
+    yield
+    web.close_shared_searchers()
 
 
 class FakeClock:
@@ -331,6 +346,33 @@ def test_search_web_takes_settings_or_web_settings(searxng: FakeSearxng) -> None
     web_settings = WebSettings(searxng_url=searxng.url("older"))
     assert search_web(web_settings, "sqlite", limit=2).total == 2
     assert search_web(Settings(web=web_settings), "sqlite").total == 3
+    assert len(searxng.hits) == 1  # the same configuration, so the same cache
+
+
+def test_scores_that_are_not_finite_numbers_become_null(
+    searxng: FakeSearxng, cli: ModuleType, tmp_path: Path
+) -> None:
+    with searcher(searxng.url("oddscores")) as s:
+        answer = s.search("odd", limit=50)
+    assert {r.title: r.score for r in answer.results} == {
+        "nan": None,
+        "inf": None,
+        "-inf": None,
+        "1e400": None,
+        "huge": None,
+        "float": 2.5,
+        "int": 3.0,
+    }
+    json.dumps(answer.model_dump(), allow_nan=False)  # raises on NaN or Infinity
+
+    def not_json(constant: str) -> object:
+        raise AssertionError(f"{constant} in the JSON output")
+
+    config = _config(tmp_path, searxng.url("oddscores"))
+    result = _invoke(cli, config, "search", "web", "odd", "--limit", "50", "--json")
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout, parse_constant=not_json)
+    assert [r["score"] for r in printed["results"]] == [None] * 5 + [2.5, 3.0]
 
 
 @pytest.mark.parametrize("suffix", ["/", "/search", "/search/"])
@@ -581,9 +623,87 @@ def test_the_rate_limit_wait_is_bounded(searxng: FakeSearxng) -> None:
         with pytest.raises(TroveError) as info:
             s.search("four")  # would wait 6 s
     assert info.value.code == "UPSTREAM_ERROR"
-    assert "waiting for their turn" in info.value.message
-    assert "min_interval_s = 2 s" in info.value.message
+    assert info.value.message == (
+        f"SearXNG at {searxng.url('current')} was not asked: too many web searches are "
+        "queued; this one's turn under [web] min_interval_s = 2 s is 6.0 s away, more than "
+        "the 5 s a search may wait (the larger of [web] timeout_s and min_interval_s); "
+        "retry in 6 s, raise [web] timeout_s to let searches wait longer, or lower "
+        "min_interval_s if the instance allows more requests"
+    )
     assert len(searxng.hits) == 3
+
+
+def test_a_search_refused_its_turn_says_its_fallbacks_were_not_asked_either(
+    searxng: FakeSearxng,
+) -> None:
+    clock = FakeClock()
+    s = searcher(
+        searxng.url("current"),
+        searxng.url("older"),
+        clock=clock,
+        sleep=lambda _: None,
+        min_interval_s=10.0,
+    )
+    with s:
+        s.search("one")
+        s.search("two")  # waits 10 s: the bound is max(timeout_s, interval) = 10
+        message = upstream_error(s, "three")
+    assert message.startswith(
+        f"SearXNG at {searxng.url('current')} was not asked (nor were its 1 fallback(s))"
+    )
+    assert searxng.behaviours() == ["current", "current"]
+
+
+def test_identical_search_web_calls_send_one_upstream_request(searxng: FakeSearxng) -> None:
+    settings = WebSettings(searxng_url=searxng.url("current"), cache_ttl_s=300)
+    first = search_web(settings, "whoosh python")
+    # Equal settings built anew, as each CLI run or caller does, still share the cache.
+    again = search_web(WebSettings(searxng_url=searxng.url("current")), "whoosh python")
+    assert again == first
+    assert len(searxng.hits) == 1
+    web.close_shared_searchers()  # forgets the cache with the searcher
+    search_web(settings, "whoosh python")
+    assert len(searxng.hits) == 2
+
+
+def test_different_search_web_calls_within_min_interval_are_spaced(
+    searxng: FakeSearxng,
+) -> None:
+    interval = 0.25
+    settings = WebSettings(searxng_url=searxng.url("current"), min_interval_s=interval)
+    started = time.monotonic()
+    search_web(settings, "a")
+    search_web(settings, "b")
+    assert time.monotonic() - started >= interval  # the second call waited its turn
+    search_web(settings, "a")  # cached: neither a request nor a wait
+    first, second = searxng.times()
+    assert second - first >= interval * 0.6  # arrival jitter on a busy machine
+
+
+def test_only_equal_web_settings_share_a_searcher(searxng: FakeSearxng) -> None:
+    url = searxng.url("current")
+    one = web.shared_searcher(WebSettings(searxng_url=url))
+    assert web.shared_searcher(WebSettings(searxng_url=url)) is one
+    assert web.shared_searcher(WebSettings(searxng_url=url, min_interval_s=1)) is not one
+    assert web.shared_searcher(WebSettings(searxng_url=url, fallback_urls=(url,))) is not one
+
+
+def test_threads_asking_at_once_get_the_same_shared_searcher(searxng: FakeSearxng) -> None:
+    url = searxng.url("current")
+    start = threading.Barrier(8)
+    got: list[WebSearcher] = []
+
+    def ask() -> None:
+        start.wait(timeout=5)
+        got.append(web.shared_searcher(WebSettings(searxng_url=url, min_interval_s=1)))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=5)
+    assert not any(t.is_alive() for t in threads)
+    assert len(got) == 8 and all(s is got[0] for s in got)
 
 
 def test_the_rate_limit_spaces_real_requests_across_threads(searxng: FakeSearxng) -> None:
