@@ -16,6 +16,10 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("TROVE_CONFIG", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # A proxy from the environment would send requests for 127.0.0.1 elsewhere: the
+    # tests' HTTP (SearXNG stand-in, trove serve) never leaves this machine.
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(autouse=True)
