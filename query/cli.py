@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -21,6 +21,11 @@ from rich.table import Table
 from indexer.config import ConfigError, Settings, load_settings
 from indexer.sources.registry import SOURCES
 from indexer.store import StoreError
+
+if TYPE_CHECKING:
+    from query.context import QueryContext
+
+T = TypeVar("T")
 
 app = typer.Typer(
     name="trove",
@@ -33,6 +38,10 @@ app = typer.Typer(
 )
 search_app = typer.Typer(help="Search one collection (or the web).", no_args_is_help=True)
 app.add_typer(search_app, name="search")
+list_app = typer.Typer(help="List the reports of a command, or the commands.", no_args_is_help=True)
+app.add_typer(list_app, name="list")
+get_app = typer.Typer(help="Show one report or one command in full.", no_args_is_help=True)
+app.add_typer(get_app, name="get")
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
@@ -66,6 +75,17 @@ def run(call: Callable[[], Any]) -> Any:
         fail(str(exc), 2)
     except StoreError as exc:
         fail(str(exc), 1)
+
+
+def ask(call: Callable[[QueryContext], T]) -> T:
+    """Answer one query with this process's QueryContext; errors become exit codes."""
+    from query.context import QueryContext
+
+    ctx = QueryContext.from_settings(settings())
+    try:
+        return run(lambda: call(ctx))
+    finally:
+        ctx.close()
 
 
 def print_json(data: Any) -> None:
@@ -211,7 +231,8 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
 ) -> None:
     """Documents per collection, index size, last update, and whether the daemon runs."""
-    from indexer.status import all_status, as_json as status_json, read_daemon_status
+    from indexer.status import all_status, read_daemon_status
+    from indexer.status import as_json as status_json
 
     cfg = settings()
     statuses = run(lambda: all_status(cfg))
@@ -311,13 +332,8 @@ def search_commands_command(
     from rich.text import Text
 
     from query.commands import search_commands
-    from query.context import QueryContext
 
-    ctx = QueryContext.from_settings(settings())
-    try:
-        answer = run(lambda: search_commands(ctx, query, max_results))
-    finally:
-        ctx.close()
+    answer = ask(lambda ctx: search_commands(ctx, query, max_results))
     if as_json:
         print_json(answer.model_dump())
         return
@@ -362,14 +378,9 @@ def search_workspace_command(
     """Find lines of conversations that hold some text, best matches first, newest first."""
     from rich.text import Text
 
-    from query.context import QueryContext
     from query.workspace import search_workspace
 
-    ctx = QueryContext.from_settings(settings())
-    try:
-        answer = run(lambda: search_workspace(ctx, query, date_range, max_results))
-    finally:
-        ctx.close()
+    answer = ask(lambda ctx: search_workspace(ctx, query, date_range, max_results))
     if as_json:
         print_json(answer.model_dump())
         return
@@ -398,9 +409,14 @@ def search_reports_command(
     query: Annotated[
         str, typer.Argument(help="Text to find (the whole query, any case).", show_default=False)
     ],
-    command: Annotated[
+    command_filter: Annotated[
         str | None,
-        typer.Option("--command", help="Only the reports of this command.", show_default=False),
+        typer.Option(
+            "--command-filter",
+            "--command",
+            help="Only the reports of this command.",
+            show_default=False,
+        ),
     ] = None,
     max_results: Annotated[
         int, typer.Option("--max-results", "-n", help="At most this many reports (1-100).")
@@ -410,14 +426,9 @@ def search_reports_command(
     """Find reports holding some text: most occurrences first, then newest."""
     from rich.text import Text
 
-    from query.context import QueryContext
     from query.reports import search_reports
 
-    ctx = QueryContext.from_settings(settings())
-    try:
-        answer = run(lambda: search_reports(ctx, query, command, max_results))
-    finally:
-        ctx.close()
+    answer = ask(lambda ctx: search_reports(ctx, query, command_filter, max_results))
     if as_json:
         print_json(answer.model_dump())
         return
@@ -441,6 +452,100 @@ def search_reports_command(
             Text(r.excerpt),
         )
     out.print(table)
+
+
+@list_app.command("reports")
+def list_reports_command(
+    command_name: Annotated[str, typer.Argument(help="A command's name.", show_default=False)],
+    max_results: Annotated[
+        int, typer.Option("--max-results", "-n", help="At most this many reports (1-1000).")
+    ] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+) -> None:
+    """List a command's reports, newest first."""
+    from rich.text import Text
+
+    from query.reports import list_command_reports
+
+    answer = ask(lambda ctx: list_command_reports(ctx, command_name, max_results))
+    if as_json:
+        print_json(answer.model_dump())
+        return
+    table = Table(
+        title=Text(f"{answer.command_name}: {len(answer.reports)} of {answer.total} reports")
+    )
+    table.add_column("date")
+    table.add_column("report", overflow="fold")
+    table.add_column("size", justify="right")
+    for r in answer.reports:
+        table.add_row((r.date or "")[:10], Text(r.report_name), _size(r.size))
+    out.print(table)
+
+
+@list_app.command("commands")
+def list_commands_command(
+    include_dependencies: Annotated[
+        bool,
+        typer.Option("--include-dependencies", help="Also the helpers other commands depend on."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+) -> None:
+    """List the commands, by name."""
+    from rich.text import Text
+
+    from query.commands import list_commands
+
+    answer = ask(lambda ctx: list_commands(ctx, include_dependencies))
+    if as_json:
+        print_json(answer.model_dump())
+        return
+    table = Table(title=f"{len(answer.commands)} commands")
+    table.add_column("name", no_wrap=True)
+    table.add_column("description", ratio=1)
+    table.add_column("tags", ratio=1)
+    for c in answer.commands:
+        name = c.name + (" (dependency)" if c.is_dependency else "")
+        table.add_row(Text(name), Text(c.description), Text(", ".join(c.tags)))
+    out.print(table)
+
+
+@get_app.command("report")
+def get_report_command(
+    command_name: Annotated[str, typer.Argument(help="The command's name.", show_default=False)],
+    report_name: Annotated[str, typer.Argument(help="The report's file name.", show_default=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+) -> None:
+    """Print one report in full."""
+    from query.reports import get_report
+
+    answer = ask(lambda ctx: get_report(ctx, command_name, report_name))
+    if as_json:
+        print_json(answer.model_dump())
+        return
+    sys.stdout.write(answer.content if answer.content.endswith("\n") else answer.content + "\n")
+    if answer.truncated:
+        err.print(f"trove: {answer.path} is larger than [index] max_file_mb; cut", markup=False)
+
+
+@get_app.command("command")
+def get_command_command(
+    name: Annotated[str, typer.Argument(help="The command's name.", show_default=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+) -> None:
+    """Print one command: title, description, tags, then its markdown body."""
+    from query.commands import get_command
+
+    answer = ask(lambda ctx: get_command(ctx, name))
+    if as_json:
+        print_json(answer.model_dump())
+        return
+    out.print(f"{answer.title}  ({answer.path})", markup=False, style="bold")
+    out.print(answer.description, markup=False)
+    if answer.tags:
+        out.print("tags: " + ", ".join(answer.tags), markup=False)
+    out.print("")
+    sys.stdout.flush()
+    sys.stdout.write(answer.content if answer.content.endswith("\n") else answer.content + "\n")
 
 
 @app.command()
@@ -544,22 +649,20 @@ def search_elog_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
 ) -> None:
     """Search the ELOG logbook: text (ranked), a regex, or by date and filters (newest first)."""
-    from query.context import QueryContext
     from query.elog import search_elog
 
-    ctx = QueryContext.from_settings(settings())
-    try:
-        answer = run(
-            lambda: search_elog(ctx, query, since, until, category, system, domain, max_results)
-        )
-    finally:
-        ctx.close()
+    answer = ask(
+        lambda ctx: search_elog(ctx, query, since, until, category, system, domain, max_results)
+    )
     if as_json:
         print_json(answer.model_dump())
         return
     what = repr(query) if query and query.strip() else "entries"
     if not answer.hits:
-        out.print(f"no ELOG entry matches {what}", markup=False)
+        if what == "entries":
+            out.print("no ELOG entry in these dates and filters", markup=False)
+        else:
+            out.print(f"no ELOG entry matches {what}", markup=False)
         return
     out.print(
         f"elog: {what}, {len(answer.hits)} of {answer.total} shown, ordered by {answer.ranker}",
@@ -590,14 +693,9 @@ def thread_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the thread as JSON.")] = False,
 ) -> None:
     """Show an ELOG entry's thread: the root and every reply, indented by depth."""
-    from query.context import QueryContext
     from query.elog import get_elog_thread
 
-    ctx = QueryContext.from_settings(settings())
-    try:
-        answer = run(lambda: get_elog_thread(ctx, message_id, replies, parents))
-    finally:
-        ctx.close()
+    answer = ask(lambda ctx: get_elog_thread(ctx, message_id, replies, parents))
     if as_json:
         print_json(answer.model_dump())
         return

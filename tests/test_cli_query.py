@@ -1,0 +1,80 @@
+"""The list/get companions on the command line: thin wrappers around the Python API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from query.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def config(tmp_path: Path, write) -> str:
+    write("reports/speech/sdk_20251101.md", "# First\n\ndecode timeout\n")
+    write("reports/speech/sdk_20251120_v2.md", "# Second\n\ndecode timeout again\n")
+    write("reports/speech/notes.md", "undated")
+    write(
+        "commands/speech.md",
+        "---\ntitle: Speech logs\ndescription: Reads speech SDK logs.\ntags: [asr, sdk]\n---\n"
+        "# Speech\n\nSteps.\n",
+    )
+    write("commands/helpers.md", "---\ntitle: Helpers\nis_dependency: true\n---\nShared parsers.\n")
+    cfg = tmp_path / "trove.toml"
+    cfg.write_text('[sources]\nreports = "reports"\ncommands = "commands"\n[index]\ndir = "index"\n')
+    return str(cfg)
+
+
+def test_list_reports_shows_a_commands_reports_newest_first(config) -> None:
+    r = runner.invoke(app, ["--config", config, "list", "reports", "speech", "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert [x["report_name"] for x in data["reports"]] == [
+        "sdk_20251120_v2.md", "sdk_20251101.md", "notes.md"]
+    table = runner.invoke(app, ["--config", config, "list", "reports", "speech", "-n", "1"])
+    assert table.exit_code == 0
+    assert "speech: 1 of 3 reports" in table.stdout and "sdk_20251120_v2.md" in table.stdout
+
+
+def test_list_commands_hides_dependencies_unless_asked(config) -> None:
+    r = runner.invoke(app, ["--config", config, "list", "commands", "--json"])
+    assert [c["name"] for c in json.loads(r.stdout)["commands"]] == ["speech"]
+    r = runner.invoke(app, ["--config", config, "list", "commands", "--include-dependencies"])
+    assert r.exit_code == 0 and "helpers (dependency)" in r.stdout
+
+
+def test_get_report_prints_the_report_itself(config) -> None:
+    r = runner.invoke(app, ["--config", config, "get", "report", "speech", "sdk_20251101.md"])
+    assert r.exit_code == 0
+    assert r.stdout == "# First\n\ndecode timeout\n"
+    r = runner.invoke(app, ["--config", config, "get", "report", "speech", "sdk_20251101.md", "--json"])
+    assert json.loads(r.stdout)["date"] == "2025-11-01T00:00:00.000Z"
+
+
+def test_get_command_prints_its_header_and_body(config) -> None:
+    r = runner.invoke(app, ["--config", config, "get", "command", "speech"])
+    assert r.exit_code == 0
+    assert r.stdout.startswith("Speech logs  (")
+    assert "Reads speech SDK logs." in r.stdout and "tags: asr, sdk" in r.stdout
+    assert r.stdout.endswith("# Speech\n\nSteps.\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "words"),
+    [
+        (["list", "reports", "nope"], 1, "NOT_FOUND"),
+        (["list", "reports", "../etc"], 2, "INVALID_COMMAND_FILTER"),
+        (["list", "reports", "speech", "-n", "0"], 2, "INVALID_ARGUMENT"),
+        (["get", "report", "speech", "missing.md"], 1, "NOT_FOUND"),
+        (["get", "report", "speech", "../../trove.toml"], 2, "INVALID_COMMAND_FILTER"),
+        (["get", "command", "nope"], 1, "NOT_FOUND"),
+    ],
+)
+def test_bad_names_get_their_codes_and_exit_codes(config, argv, code, words) -> None:
+    r = runner.invoke(app, ["--config", config, *argv])
+    assert r.exit_code == code, r.output
+    assert words in r.stderr
