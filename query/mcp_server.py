@@ -58,7 +58,10 @@ WEB_READ = ToolAnnotations(
 ARGUMENT_CODES: dict[str, ErrorCode] = {
     "query": "INVALID_QUERY",
     "command_filter": "INVALID_COMMAND_FILTER",
+    "command_name": "INVALID_COMMAND_FILTER",
     "date_range": "INVALID_DATE_RANGE",
+    "since": "INVALID_DATE_RANGE",
+    "until": "INVALID_DATE_RANGE",
 }
 # specs/search_workspace-date-range.md, MCP-SEARCH-002, word for word.
 DATE_RANGE_DESCRIPTION = (

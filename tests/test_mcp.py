@@ -461,7 +461,7 @@ async def test_bad_queries_are_invalid_query_whether_the_sdk_or_the_search_catch
         assert "empty" in await call_error(
             client, "search_reports", {"query": "   "}, "INVALID_QUERY"
         )
-        await call_error(client, "search_workspace", {"query": "!!!"}, "INVALID_QUERY")
+        await call_error(client, "search_workspace", {"query": "\n\t"}, "INVALID_QUERY")
         await call_error(client, "search_web", {"query": " \t"}, "INVALID_QUERY")
 
 
@@ -524,6 +524,12 @@ async def test_invalid_names_and_date_ranges_get_their_own_codes(server: TroveSe
             {"query": "proxy", "command_filter": 7},
             "INVALID_COMMAND_FILTER",
         )
+        await call_error(
+            client, "list_command_reports", {"command_name": 7}, "INVALID_COMMAND_FILTER"
+        )
+        await call_error(
+            client, "list_command_reports", {"command_name": "a:b"}, "INVALID_COMMAND_FILTER"
+        )
         for bad in ("2025-13", "2025-11-1", "2025-02-30", "November"):
             message = await call_error(
                 client,
@@ -559,6 +565,9 @@ async def test_elog_arguments_get_their_codes(server: TroveServer) -> None:
     async with connected(server) as client:
         await call_error(client, "get_elog_thread", {"message_id": 999_999_999}, "NOT_FOUND")
         await call_error(client, "search_elog", {"since": "2025-13-01"}, "INVALID_DATE_RANGE")
+        # the same argument with the wrong type, caught by the SDK: the same code
+        await call_error(client, "search_elog", {"since": 20251001}, "INVALID_DATE_RANGE")
+        await call_error(client, "search_elog", {"until": ["2025"]}, "INVALID_DATE_RANGE")
         await call_error(
             client,
             "search_elog",
