@@ -13,7 +13,13 @@ Each tier scores 0-1 within its own band (tier 1: 0.45-1, tier 2: 0.25-0.80, tie
 0.10-0.60), so a strong match of a higher tier (tier 1 covering every keyword, tier 2
 at 70 % or more) outranks anything a lower tier can score, while a weak higher-tier
 match can still fall below a strong lower-tier one. A command found by several tiers
-is listed once, under its highest tier, with the best of its scores and every reason.
+is listed once, under its highest tier, with the best of its scores plus a bonus of at
+most `EVIDENCE_BONUS` for what its other tiers found (so report evidence orders
+commands that match a query's words equally well), and every reason.
+
+CJK text is indexed one character per token, so a CJK keyword (a run of characters) is
+looked up by its characters and matched on the field's text, as a whole or by the
+character pairs it shares with it.
 
 Commands are few: their stored fields are read once per index generation into a
 `CommandCatalog`, so tiers 1 and 2 are work in memory.
@@ -40,7 +46,7 @@ from rapidfuzz import fuzz, process
 from whoosh.reading import IndexReader
 from whoosh.searching import Searcher
 
-from indexer.sources.base import TOKEN_PATTERN, is_hidden
+from indexer.sources.base import CJK_CHARS, TOKEN_PATTERN, is_hidden
 from indexer.sources.commands import CommandsSource, _as_tags
 from indexer.sources.registry import get_source
 from indexer.store import SkipFile, Syncer, read_file
@@ -72,13 +78,24 @@ FIELD_WORDS = {
     "body": "the text",
 }
 FUZZY_CUTOFF = 80  # rapidfuzz ratio, 0-100
+# Tier 2: a CJK keyword whose character pairs a field holds, but not as one run.
+CJK_PARTIAL = 0.9
 # Tier 3: a report this many days old counts half as recent as one from today.
 RECENCY_HALF_LIFE_DAYS = 180
+# The most a command's other tiers add to its best score. Kept below the gaps between
+# bands (a strong tier 1 match scores at least 0.835 against tier 2's 0.80, a strong
+# tier 2 one 0.635 against tier 3's 0.60), so it orders matches, never tiers.
+EVIDENCE_BONUS = 0.03
 
 _TOKEN = re.compile(TOKEN_PATTERN)
 # Name pieces: split on anything but letters and digits (so on _ and -), then at case
 # changes (fooBar, HTTPLog) and between letters and digits.
 _SEPARATORS = re.compile(r"[\W_]+")
+# CJK runs are words of their own, apart from the letters around them ("SDK日志").
+_SCRIPTS = re.compile(rf"[{CJK_CHARS}]+|[^{CJK_CHARS}]+")
+_CJK_WORD = re.compile(rf"[{CJK_CHARS}]{{2,}}")
+# A CJK run may be wrapped over lines in markdown; it is still one run.
+_CJK_RUN = re.compile(rf"[{CJK_CHARS}]+(?:[ \t]*\n\s*[{CJK_CHARS}]+)*")
 _CASE_SPLIT = re.compile(
     r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z]{2})(?=[A-Z][a-z])|(?<=\D)(?=\d)|(?<=\d)(?=\D)"
 )
@@ -186,10 +203,12 @@ class CommandList(BaseModel):
 
 
 def name_words(name: str) -> list[str]:
-    """The words of a command name, lower-cased: split on _, -, case changes and digits."""
+    """The words of a command name, lower-cased: split on _, -, case changes, digits and
+    between CJK runs and other letters."""
     words: list[str] = []
     for part in _SEPARATORS.split(name):
-        words.extend(w.lower() for w in _CASE_SPLIT.split(part) if w)
+        for run in _SCRIPTS.findall(part):
+            words.extend(w.lower() for w in _CASE_SPLIT.split(run) if w)
     return words
 
 
@@ -209,6 +228,11 @@ def _text_words(text: str) -> set[str]:
         if "_" in token or any(c.isdigit() for c in token):
             words.update(name_words(token))
     return words
+
+
+def _cjk_runs(text: str) -> str:
+    """The CJK runs of a text, one space between runs, none inside a wrapped one."""
+    return " ".join("".join(run.split()) for run in _CJK_RUN.findall(text))
 
 
 def _word_match(keyword: str, word: str) -> float:
@@ -253,6 +277,7 @@ class Command:
     frontmatter: dict[str, Any]
     words: list[str]  # of the name
     fields: dict[str, set[str]]
+    cjk: dict[str, str]  # per field, its CJK runs (see _cjk_runs)
 
 
 @dataclass
@@ -277,6 +302,13 @@ class CommandCatalog:
                 for k, v in meta.items()
                 if k not in ("title", "description", "tags", "is_dependency")
             )
+            texts = {
+                "title": stored.get("title", ""),
+                "tags": " ".join(tags),
+                "description": stored.get("description", ""),
+                "frontmatter": other,
+                "body": stored.get("body", ""),
+            }
             commands.append(
                 Command(
                     name=stored["name"],
@@ -287,13 +319,8 @@ class CommandCatalog:
                     is_dependency=bool(stored.get("is_dependency")),
                     frontmatter=meta,
                     words=name_words(stored["name"]),
-                    fields={
-                        "title": _text_words(stored.get("title", "")),
-                        "tags": _text_words(" ".join(tags)),
-                        "description": _text_words(stored.get("description", "")),
-                        "frontmatter": _text_words(other),
-                        "body": _text_words(stored.get("body", "")),
-                    },
+                    fields={f: _text_words(text) for f, text in texts.items()},
+                    cjk={f: _cjk_runs(text) for f, text in texts.items()},
                 )
             )
         commands.sort(key=lambda c: c.name)
@@ -444,6 +471,47 @@ def _similar_words(catalog: CommandCatalog, keyword: str) -> dict[str, float]:
     return similar
 
 
+def _cjk_pieces(keyword: str, held: list[bool]) -> str:
+    """The parts of a CJK keyword made of the character pairs a field holds, '…' between."""
+    pieces: list[str] = []
+    start = None
+    for i, has in enumerate([*held, False]):
+        if has and start is None:
+            start = i
+        elif not has and start is not None:
+            pieces.append(keyword[start : i + 1])
+            start = None
+    return "…".join(pieces)
+
+
+def _cjk_hits(catalog: CommandCatalog, keyword: str) -> Iterator[tuple[int, str, float, str]]:
+    """(command, field, similarity, what matched) for a run of CJK characters: 1 where
+    the field holds the run; else `CJK_PARTIAL` times the share of its character pairs
+    the field holds (a phrase partly there, or all there but apart)."""
+    pairs = [keyword[i : i + 2] for i in range(len(keyword) - 1)]
+    # The index holds single characters: only fields with one of ours can match.
+    candidates = {hit for char in set(keyword) for hit in catalog.postings.get(char, ())}
+    for i, field_name in sorted(candidates):
+        text = catalog.commands[i].cjk[field_name]
+        if keyword in text:
+            yield i, field_name, 1.0, keyword
+            continue
+        held = [pair in text for pair in pairs]
+        if any(held):
+            share = sum(held) / len(pairs)
+            yield i, field_name, CJK_PARTIAL * share, _cjk_pieces(keyword, held)
+
+
+def _keyword_hits(catalog: CommandCatalog, keyword: str) -> Iterator[tuple[int, str, float, str]]:
+    """(command, field, similarity, what matched) for every field the keyword matches."""
+    if _CJK_WORD.fullmatch(keyword):
+        yield from _cjk_hits(catalog, keyword)
+        return
+    for word, sim in _similar_words(catalog, keyword).items():
+        for i, field_name in catalog.postings[word]:
+            yield i, field_name, sim, word
+
+
 def tier2(
     catalog: CommandCatalog, visible: set[int], keywords: list[str], deadline: float
 ) -> list[_Found]:
@@ -452,14 +520,13 @@ def tier2(
     best: dict[int, dict[str, tuple[float, str, str]]] = defaultdict(dict)
     for kw in keywords:
         _check_deadline(deadline)
-        for word, sim in _similar_words(catalog, kw).items():
-            for i, field_name in catalog.postings[word]:
-                if i not in visible:
-                    continue
-                value = sim * FIELD_WEIGHTS[field_name]
-                have = best[i].get(kw)
-                if have is None or value > have[0] or (value == have[0] and word == kw):
-                    best[i][kw] = (value, field_name, word)
+        for i, field_name, sim, word in _keyword_hits(catalog, kw):
+            if i not in visible:
+                continue
+            value = sim * FIELD_WEIGHTS[field_name]
+            have = best[i].get(kw)
+            if have is None or value > have[0] or (value == have[0] and word == kw):
+                best[i][kw] = (value, field_name, word)
     found: list[_Found] = []
     for i, per_keyword in best.items():
         raw = sum(v for v, _, _ in per_keyword.values()) / len(keywords)
@@ -573,20 +640,20 @@ def _commands_root(ctx: QueryContext) -> Path:
 
 
 @contextmanager
-def _searcher(ctx: QueryContext, collection: str) -> Iterator[Searcher | None]:
-    """The collection's searcher; an index never built is built first."""
-    with ctx.indexes.searcher(collection) as searcher:
+def _commands_searcher(ctx: QueryContext) -> Iterator[Searcher | None]:
+    """The commands' searcher; an index never built is built first (commands are few)."""
+    with ctx.indexes.searcher("commands") as searcher:
         if searcher is not None:
             yield searcher
             return
-    Syncer(ctx.settings, get_source(collection)).reconcile()
-    with ctx.indexes.searcher(collection) as searcher:
+    Syncer(ctx.settings, get_source("commands")).reconcile()
+    with ctx.indexes.searcher("commands") as searcher:
         yield searcher
 
 
 def _catalog(ctx: QueryContext) -> CommandCatalog:
     cache: CommandsCache = _memo(ctx)
-    with _searcher(ctx, "commands") as searcher:
+    with _commands_searcher(ctx) as searcher:
         if searcher is None:
             return CommandCatalog([])
         return cache.catalog(searcher.reader())
@@ -622,25 +689,26 @@ def search_commands(ctx: QueryContext, query: str, max_results: int = 10) -> Com
     if reports_root is not None and reports_root.is_dir():
         by_name = {catalog.commands[i].name: catalog.commands[i] for i in visible}
         cache: CommandsCache = _memo(ctx)
-        with _searcher(ctx, "reports") as searcher:
+        # A reports index never built is no evidence: building it (a minute for 10k
+        # reports) is for reindex, the watcher or search_reports, not this deadline.
+        with ctx.indexes.searcher("reports") as searcher:
             if searcher is not None:
                 found += tier3(
                     searcher, cache, by_name, _report_words(text), date.today(), deadline
                 )
         _check_deadline(deadline)
 
-    merged = _merge(found)
-    alive = [m for m in merged if _readable(root, m[0].command)]
-    alive.sort(key=lambda m: (-m[1], m[0].command.name))
+    alive = [m for m in _merge(found) if _readable(root, m.found.command)]
+    alive.sort(key=lambda m: (-m.score, -m.bonus, m.found.command.name))
     results = [
         CommandMatch(
-            name=f.command.name,
-            score=round(score, 3),
-            tier=f.tier,
-            description=f.command.description,
-            match_reason=reason,
+            name=m.found.command.name,
+            score=round(m.score, 3),
+            tier=m.found.tier,
+            description=m.found.command.description,
+            match_reason=m.reason,
         )
-        for f, score, reason in alive[:max_results]
+        for m in alive[:max_results]
     ]
     return CommandSearchResponse(
         results=results,
@@ -649,15 +717,36 @@ def search_commands(ctx: QueryContext, query: str, max_results: int = 10) -> Com
     )
 
 
-def _merge(found: list[_Found]) -> list[tuple[_Found, float, str]]:
-    """One entry per command: its highest tier, its best score, every tier's reason."""
+@dataclass
+class _Merged:
+    found: _Found  # of the highest tier
+    score: float
+    bonus: float  # what the other tiers added, up to EVIDENCE_BONUS
+    reason: str
+
+
+def _merge(found: list[_Found]) -> list[_Merged]:
+    """One entry per command: its highest tier, its best score plus a bonus for what
+    its other tiers found, every tier's reason."""
     by_name: dict[str, list[_Found]] = defaultdict(list)
     for f in found:
         by_name[f.command.name].append(f)
     merged = []
     for finds in by_name.values():
         finds.sort(key=lambda f: f.tier)
-        merged.append((finds[0], max(f.score for f in finds), "; ".join(f.reason for f in finds)))
+        best = max(finds, key=lambda f: f.score)
+        # Each other tier's raw score closes part of the gap to a full bonus, so more
+        # evidence counts for more, never past EVIDENCE_BONUS.
+        missing = math.prod(1 - min(1.0, max(0.0, f.raw)) for f in finds if f is not best)
+        bonus = EVIDENCE_BONUS * (1 - missing)
+        merged.append(
+            _Merged(
+                finds[0],
+                min(1.0, best.score + bonus),
+                bonus,
+                "; ".join(f.reason for f in finds),
+            )
+        )
     return merged
 
 

@@ -17,6 +17,7 @@ from indexer.store import Syncer
 from query.cli import app
 from query.commands import (
     BANDS,
+    EVIDENCE_BONUS,
     get_command,
     list_commands,
     name_words,
@@ -94,10 +95,15 @@ def corpus(write: Callable[[str, str | bytes], Path]) -> Callable[..., None]:
 
 
 @pytest.fixture
-def ctx_for() -> Iterator[Callable[[Settings], QueryContext]]:
+def ctx_for() -> Iterator[Callable[..., QueryContext]]:
+    """A query context; the reports index built first (as reindex or the watcher would),
+    since search_commands never builds it."""
     made: list[QueryContext] = []
 
-    def make(settings: Settings) -> QueryContext:
+    def make(settings: Settings, index_reports: bool = True) -> QueryContext:
+        reports = settings.source_root("reports")
+        if index_reports and reports is not None and reports.is_dir():
+            Syncer(settings, get_source("reports")).reconcile()
         made.append(QueryContext.from_settings(settings))
         return made[-1]
 
@@ -133,6 +139,11 @@ def test_names_split_on_underscores_dashes_case_and_digits() -> None:
 def test_query_keywords_are_lower_cased_without_stop_words() -> None:
     assert query_keywords("  Why is the Meeting join SLOW  ") == ["meeting", "join", "slow"]
     assert query_keywords("the of") == ["the", "of"]  # nothing but stop words: keep them
+
+
+def test_a_cjk_run_is_one_keyword_apart_from_the_letters_around_it() -> None:
+    assert query_keywords("SDK日志分析 proxy代理超时") == ["sdk", "日志分析", "proxy", "代理超时"]
+    assert name_words("Zoom_SDK日志分析报告") == ["zoom", "sdk", "日志分析报告"]
 
 
 # --------------------------------------------------------------------------- tiers
@@ -188,6 +199,38 @@ def test_content_search_uses_every_frontmatter_value(ctx) -> None:
     assert hit.tier == "tier2"
     assert "'spnego' in the frontmatter" in hit.match_reason
     assert by_name(search_commands(ctx, "kerberos tickets"))["network_helper"].tier == "tier2"
+
+
+CJK_COMMANDS = {
+    "summarize_weekly_planning": """---
+title: Summarize Weekly Planning
+description: Turns planning notes into a one-page plan.
+---
+If notes contain Chinese (e.g. 代理超时, 日志分
+析), keep the original.
+""",
+    "proxy_helper": "---\ntitle: 代理配置\n---\nChecks 超时 settings.\n",
+}
+
+
+def test_content_search_finds_a_cjk_phrase_in_the_text(corpus, make_settings, ctx_for) -> None:
+    corpus(CJK_COMMANDS)
+    ctx = ctx_for(make_settings())
+    hit = by_name(search_commands(ctx, "代理超时"))["summarize_weekly_planning"]
+    assert (hit.tier, hit.match_reason) == ("tier2", "Matches '代理超时' in the text")
+    wrapped = by_name(search_commands(ctx, "日志分析"))["summarize_weekly_planning"]
+    assert (wrapped.tier, wrapped.match_reason) == ("tier2", "Matches '日志分析' in the text")
+    # One of its character pairs in a field is too little of the phrase to count.
+    assert "proxy_helper" not in names(search_commands(ctx, "代理超时"))
+
+
+def test_a_cjk_phrase_partly_in_a_field_matches_by_its_parts(
+    corpus, make_settings, ctx_for
+) -> None:
+    corpus(CJK_COMMANDS)
+    hit = by_name(search_commands(ctx_for(make_settings()), "代理配置问题"))["proxy_helper"]
+    assert hit.tier == "tier2"
+    assert hit.match_reason == "Matches '代理配置' (for '代理配置问题') in the title"
 
 
 def test_reports_reveal_commands_their_own_text_does_not(corpus, make_settings, ctx_for) -> None:
@@ -256,14 +299,52 @@ def test_a_command_found_by_several_tiers_is_listed_once_under_the_highest(
 
 
 def test_bands_let_a_strong_match_of_a_higher_tier_outrank_any_lower_tier() -> None:
-    # tier 1 covering every keyword scores at least 0.45 + 0.55 * 0.7; tier 2 tops at 0.80;
-    # tier 2 at 70 % scores 0.25 + 0.55 * 0.7, above tier 3's best.
+    # tier 1 covering every keyword scores at least 0.45 + 0.55 * 0.7; tier 2 tops at 0.80
+    # (plus the evidence bonus of its other tiers); tier 2 at 70 % scores
+    # 0.25 + 0.55 * 0.7, above tier 3's best plus a bonus.
     t1_low, t1_high = BANDS["tier1"]
     t2_low, t2_high = BANDS["tier2"]
     t3_low, t3_high = BANDS["tier3"]
-    assert t1_low + (t1_high - t1_low) * 0.7 > t2_high
-    assert t2_low + (t2_high - t2_low) * 0.7 > t3_high
+    assert t1_low + (t1_high - t1_low) * 0.7 > t2_high + EVIDENCE_BONUS
+    assert t2_low + (t2_high - t2_low) * 0.7 > t3_high + EVIDENCE_BONUS
     assert 0 <= t3_low and t1_high <= 1
+
+
+def test_report_evidence_orders_commands_whose_content_matches_equally(
+    corpus, make_settings, ctx_for
+) -> None:
+    corpus(
+        {
+            "alpha_check": "---\ntags: [dns]\n---\nx\n",
+            "beta_check": "---\ntags: [dns]\n---\nx\n",
+            "gamma_check": "---\ntags: [dns]\n---\nx\n",
+            "dns_resolver_audit": "Resolvers.",
+        },
+        reports={
+            **{f"beta_check/b{i}_{recent(i + 1)}.md": "dns timeout" for i in range(4)},
+            f"alpha_check/a_{recent(1)}.md": "dns timeout",
+        },
+    )
+    answer = search_commands(ctx_for(make_settings()), "dns")
+    hits = by_name(answer)
+    assert names(answer) == ["dns_resolver_audit", "beta_check", "alpha_check", "gamma_check"]
+    assert {hits[n].tier for n in ("alpha_check", "beta_check", "gamma_check")} == {"tier2"}
+    assert hits["gamma_check"].score == pytest.approx(BANDS["tier2"][1])
+    assert hits["beta_check"].score > hits["alpha_check"].score > hits["gamma_check"].score
+    assert hits["beta_check"].score < BANDS["tier2"][1] + EVIDENCE_BONUS
+    assert hits["dns_resolver_audit"].score > hits["beta_check"].score
+
+
+def test_a_reports_index_never_built_is_no_evidence_and_is_not_built(
+    corpus, make_settings, ctx_for, tmp_path: Path
+) -> None:
+    corpus(reports={f"summarize_weekly_planning/r_{recent(1)}.md": "frobnicator"})
+    settings = make_settings()
+    answer = search_commands(ctx_for(settings, index_reports=False), "frobnicator")
+    assert answer.results == [] and answer.total_found == 0
+    assert not (tmp_path / "index" / "reports").exists()
+    hit = search_commands(ctx_for(settings), "frobnicator").results[0]
+    assert (hit.name, hit.tier) == ("summarize_weekly_planning", "tier3")
 
 
 def test_a_full_file_name_match_outranks_a_perfect_content_match(
@@ -393,6 +474,12 @@ def test_get_command_reads_a_dependency_and_malformed_frontmatter(ctx) -> None:
     assert get_command(ctx, "log_common_parsers").is_dependency is True
     broken = get_command(ctx, "broken_frontmatter")
     assert broken.frontmatter == {} and "Checks DNS resolution." in broken.content
+    assert broken.description == "Checks DNS resolution."
+
+
+def test_malformed_frontmatter_is_not_shown_as_the_description(ctx) -> None:
+    hit = by_name(search_commands(ctx, "dns resolution"))["broken_frontmatter"]
+    assert hit.description == "Checks DNS resolution."
 
 
 def test_get_command_of_an_unknown_name_is_not_found_with_suggestions(ctx) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, ClassVar
 
 import frontmatter
@@ -13,12 +14,17 @@ from indexer.sources.base import FileData, Parsed, is_hidden, text_analyzer
 
 log = logging.getLogger(__name__)
 
+# A frontmatter block at the start of a text: what a body still begins with when its
+# YAML could not be parsed.
+_LEADING_BLOCK = re.compile(r"\A\s*^---[ \t]*\n.*?^---[ \t]*$", re.DOTALL | re.MULTILINE)
+
 
 def first_paragraph(body: str) -> str:
-    """The first paragraph of prose in a markdown body (headings and fences skipped)."""
+    """The first paragraph of prose in a markdown body (a leading ``---`` block, headings
+    and fences skipped)."""
     lines: list[str] = []
     in_fence = False
-    for line in body.splitlines():
+    for line in _LEADING_BLOCK.sub("", body, count=1).splitlines():
         stripped = line.strip()
         if stripped.startswith("```"):
             in_fence = not in_fence
@@ -59,7 +65,8 @@ def _as_bool(value: Any) -> bool:
 
 class CommandsSource:
     name: ClassVar[str] = "commands"
-    schema_version: ClassVar[int] = 1
+    # 2: a file with malformed frontmatter no longer takes its YAML as the description.
+    schema_version: ClassVar[int] = 2
 
     def schema(self) -> Schema:
         return Schema(
