@@ -3,6 +3,7 @@
 The index narrows the search to the files that hold every word of the query (a word cut
 off at either end of the query matches the index terms that contain it); only those
 files are read, and the literal is verified on their lines. One result per matching line.
+A query without words (punctuation only) is verified on every file in the date range.
 
 Lines are ranked by how the literal sits in them (whole words, then the start of a
 word, the end of one, inside one), ties newest first; a conversation shows at most
@@ -73,8 +74,8 @@ class WorkspaceHit(BaseModel):
         "marked with …)."
     )
     score: float = Field(
-        description="Relevance 0-1: 1 when the query matches whole words (and, if it has "
-        "capitals, the same case); less when it matches inside words."
+        description="Relevance 0-1, case ignored: 1 when the query matches whole words; "
+        "less at the start or end of a word, least inside one."
     )
     conversation_hits: int = Field(
         description="How many lines of this conversation match (results show at most "
@@ -145,7 +146,12 @@ class _Word:
 
 
 def query_words(literal: str) -> list[_Word]:
-    """The query's words as the index cut them, with how each may be cut off."""
+    """The query's words as the index cut them, with how each may be cut off.
+
+    The index cuts the lower-cased text, the string the literal is verified in, so the
+    lower-cased query is cut the same way: any query word not cut off at an end of the
+    query is then a term of every file whose lines hold the query.
+    """
     lowered = literal.lower()
     words = [
         _Word(m.group(), m.start() > 0, m.end() < len(lowered)) for m in _TOKEN.finditer(lowered)
@@ -317,7 +323,8 @@ def _candidates(
         field_name, term = date_range.field()
         sets.append(docs_with(reader, field_name, [term]))
     if not sets:
-        # Only words too common to narrow anything: every live document may hold them.
+        # No word narrows anything (the query has none, or only too common ones): every
+        # live document may hold the query.
         sets.append(docs_with(reader, "kind", ["doc"]))
     sets.sort(key=len)
     found = set(sets[0])
@@ -460,11 +467,6 @@ def search_workspace(
             "INVALID_QUERY", "query spans several lines; search_workspace matches within one line"
         )
     words = query_words(literal)
-    if not words:
-        raise TroveError(
-            "INVALID_QUERY",
-            f"query {literal!r} holds no letters or digits; give at least one word to search for",
-        )
     dr = check_date_range(date_range)
     check_range(max_results, "max_results", 1, MAX_RESULTS)
     settings = ctx.settings

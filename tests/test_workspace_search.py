@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import random
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -10,6 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from indexer.config import Settings
+from indexer.sources.base import is_hidden
+from indexer.sources.conversations import TEXT_SUFFIXES, date_folder
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
 from query import workspace
@@ -168,6 +173,45 @@ def test_query_words_know_where_they_may_be_cut() -> None:
         ("x", True, False),
     ]
     assert [w.text for w in query_words("代理服务")] == ["代", "理", "服", "务"]
+    # Cut after lower-casing, as the index cuts: 'İ' lower-cases to 'i' + a combining dot.
+    assert [w.text for w in query_words("İstanbul office")] == ["i", "stanbul", "office"]
+
+
+def test_lower_casing_that_changes_the_text_never_hides_a_line(
+    convs, make_settings, ctx_for
+) -> None:
+    convs({"2025-01/001-a/x.md": "İstanbul office\nΟΔΟΣ.Α\nthe Straße ﬁle\nΟΔΟΣ end\n"})
+    ctx = ctx_for(make_settings())
+
+    def lines(query: str) -> list[int]:
+        return [h.line for h in search_workspace(ctx, query).results]
+
+    assert lines("İstanbul") == lines("İstanbul office") == lines("i̇stanbul") == [1]
+    assert lines("ΟΔΟΣ.Α") == lines("οδοσ.α") == [2]
+    assert lines("οδος") == lines("ΟΔΟΣ") == [4]  # a final sigma only where the word ends
+    assert lines("STRAßE ﬁ") == lines("straße") == [3]
+
+
+def test_a_punctuation_only_query_is_searched_as_a_literal(convs, make_settings, ctx_for) -> None:
+    convs(
+        {
+            "2025-01-01/001-a/x.md": "a -> b\nwait...\nplain\n",
+            "2025-01-02/001-b/x.md": "x ---> y\n",
+            "2025-02/001-c/x.md": "c -> d\n",
+        }
+    )
+    ctx = ctx_for(make_settings())
+
+    def found(query: str, date_range: str | None = None) -> set[tuple[str, int]]:
+        answer = search_workspace(ctx, query, date_range=date_range)
+        assert answer.total_found == len(answer.results)
+        return {(r.conversation, r.line) for r in answer.results}
+
+    assert found("->") == {("001-a", 1), ("001-b", 1), ("001-c", 1)}
+    assert found("->", "2025-01") == {("001-a", 1), ("001-b", 1)}
+    assert found("--->") == {("001-b", 1)}
+    assert found("...") == {("001-a", 2)}
+    assert found("...", "2025-01-02") == set()
 
 
 def test_cjk_text_is_found(convs, make_settings, ctx_for) -> None:
@@ -317,11 +361,164 @@ def test_a_missing_index_is_built_on_first_use(ctx, tmp_path: Path) -> None:
     assert (tmp_path / "index" / "conversations").is_dir()
 
 
+# --------------------------------------------------------------------------- against a plain scan
+
+# Hard on a substring search over an index of words: mixed case, lower-casing that changes
+# lengths ('İ', 'ﬁ' stays, 'ß' upper-cases to 'SS') or depends on context ('Σ'), CJK without
+# spaces, punctuation runs, words that hold other words.
+_WORDS = (
+    "auth oauth authentication Auth AUTH proxy Proxy PROXY time-out timeout feature flag "
+    "İstanbul istanbul ISTANBUL office ΟΔΟΣ οδός ΣΟΦΟΣ σοφος ς Σ straße STRASSE ß ﬁle ﬁ "
+    "file FILE café naïve x86_64 v1.2.3 a aa aaa the then there 代理 服务器 日志分析 认证 "
+    "プロキシ 회의 中"
+)
+WORDS = tuple(_WORDS.split())
+SEPARATORS = (" ", " ", " ", "", ".", "-", "->", "...", "--->", ", ", " (", ") ", "::", "。")
+PUNCTUATION = ("->", "...", "--->", ".", "-", "(", ")", "::", ". ", "。", ", ", "(4")
+TRICKY = ("İ", "i̇", "ı", "ς", "Σ", "σ", "ß", "SS", "ﬁ", "FI", "ΟΔΟΣ.Α", "οδοσ.", "İstanbul office")
+FOLDERS = ("2025-11", "2025-11-03", "2025-11-10", "2025-12", "2025-12-01", "2026-01-15")
+DATE_RANGES = ("2025-11", "2025-11-10", "2025-12", "2025-12-01", "2026-01", "2026-01-15", "2024-01")
+
+
+def random_line(rng: random.Random) -> str:
+    if rng.random() < 0.1:
+        return ""
+    parts = [rng.choice(WORDS)]
+    for _ in range(rng.randrange(8)):
+        parts += [rng.choice(SEPARATORS), rng.choice(WORDS)]
+    return "".join(parts) + ("\r" if rng.random() < 0.1 else "")
+
+
+def random_corpus(root: Path, rng: random.Random, files: int) -> list[Path]:
+    """Conversation files in month and day folders, plus files the collection leaves out."""
+    written = []
+    for i in range(files):
+        folder, conv = rng.choice(FOLDERS), f"{rng.randrange(1, 5):03d}-c"
+        name = rng.choice(("conversation.md", "notes.txt", "summary.md"))
+        written.append(root / folder / conv / name)
+    written += [root / "2025-11" / "001-c" / ".hidden.md", root / "2025-11" / "001-c" / "x.json"]
+    written.append(root / "2025-11-31" / "001-c" / "x.md")  # not a date
+    for path in written:
+        write_random(path, rng)
+    return written
+
+
+def write_random(path: Path, rng: random.Random) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(random_line(rng) for _ in range(rng.randrange(1, 12)))
+    path.write_text(text + ("\n" if rng.random() < 0.7 else ""), encoding="utf-8")
+
+
+def reference_lines(root: Path, query: str, date_range: str | None) -> dict[tuple[str, int], str]:
+    """The search as a plain scan: every line (as the file has it) of every conversation
+    file in the date range whose lower-cased text holds the lower-cased query."""
+    needle = query.strip().lower()
+    found: dict[tuple[str, int], str] = {}
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            path = Path(dirpath) / name
+            parts = path.relative_to(root).parts
+            folder = parts[0]
+            if (
+                len(parts) < 3
+                or date_folder(folder) is None
+                or any(is_hidden(p) for p in parts)
+                or not name.lower().endswith(TEXT_SUFFIXES)
+            ):
+                continue
+            if date_range is not None and not (
+                folder == date_range or (len(date_range) == 7 and folder[:7] == date_range)
+            ):
+                continue
+            text = path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
+            for number, line in enumerate(text.split("\n"), 1):
+                if needle in line.lower():
+                    found[(str(path), number)] = line
+    return found
+
+
+def random_queries(rng: random.Random, paths: list[Path], n: int) -> Iterator[tuple[str, str]]:
+    texts = [p.read_text(encoding="utf-8") for p in paths]
+    cases = (str, str, str.upper, str.lower, str.swapcase, str.title)
+    while n:
+        kind = rng.choice(("word", "fragment", "fragment", "phrase", "punctuation", "tricky"))
+        if kind == "word":
+            query = rng.choice(WORDS)
+        elif kind in ("fragment", "phrase"):
+            line = rng.choice(rng.choice(texts).split("\n")).rstrip("\r")
+            if kind == "fragment":
+                start = rng.randrange(len(line) + 1)
+                line = line[start : start + rng.randrange(1, 8)]
+            query = line
+        elif kind == "punctuation":
+            query = "".join(rng.choice(PUNCTUATION) for _ in range(rng.randrange(1, 3)))
+        else:
+            query = rng.choice(TRICKY)
+        query = rng.choice(cases)(query)
+        if rng.random() < 0.05:
+            query, kind = query + "qqzx", "absent"
+        if query.strip():
+            n -= 1
+            yield kind, query
+
+
+@pytest.mark.parametrize(
+    ("seed", "plan"),
+    [
+        (1, {}),
+        (2, {"MAX_EXPANSION": 1}),  # most cut-off words narrow nothing: more files are read
+        (3, {"TEXT_CACHE_CHARS": 0}),  # every file read again at every search
+    ],
+)
+def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
+    tmp_path: Path,
+    make_settings,
+    ctx_for,
+    monkeypatch: pytest.MonkeyPatch,
+    seed: int,
+    plan: dict[str, int],
+) -> None:
+    for name, value in plan.items():
+        monkeypatch.setattr(workspace, name, value)
+    rng = random.Random(seed)
+    root = tmp_path / "conversations"
+    paths = random_corpus(root, rng, files=40)
+    ctx = ctx_for(make_settings())
+    if "TEXT_CACHE_CHARS" in plan:
+        ctx.memo["workspace"] = workspace.WorkspaceCache(text_budget=0)
+    kinds: Counter[str] = Counter()
+    for round_ in range(2):
+        if round_:  # a second segment, with deletions in the first
+            for path in rng.sample(paths[:40], 8):
+                write_random(path, rng)
+            for path in rng.sample(paths[:40], 3):
+                path.unlink(missing_ok=True)
+            paths = [p for p in paths if p.exists()]
+            Syncer(ctx.settings, get_source("conversations")).reconcile()
+        for kind, query in random_queries(rng, paths, 100):
+            date_range = rng.choice(DATE_RANGES) if rng.random() < 0.4 else None
+            expected = reference_lines(root, query, date_range)
+            answer = search_workspace(ctx, query, date_range=date_range, max_results=100)
+            got = {(r.path, r.line): r for r in answer.results}
+            context = (kind, query, date_range)
+            assert answer.total_found == len(expected), context
+            assert len(got) == min(len(expected), 100), context
+            assert got.keys() <= expected.keys(), context
+            for key, hit in got.items():
+                assert hit.excerpt == expected[key].rstrip("\r").strip(), context
+            convs = Counter(Path(path).relative_to(root).parts[:2] for path, _ in expected)
+            for hit in got.values():
+                assert hit.conversation_hits == convs[hit.date, hit.conversation], context
+            kinds[kind] += bool(expected)
+    # Queries of every kind but the absent ones found something.
+    assert all(kinds[k] for k in kinds if k != "absent"), kinds
+
+
 # --------------------------------------------------------------------------- errors
 
 
-@pytest.mark.parametrize("query", ["", "   ", "--->", "...", "line one\nline two"])
-def test_a_query_without_words_or_across_lines_is_invalid_query(ctx, query: str) -> None:
+@pytest.mark.parametrize("query", ["", "   ", "line one\nline two"])
+def test_an_empty_query_or_one_across_lines_is_invalid_query(ctx, query: str) -> None:
     with pytest.raises(TroveError) as err:
         search_workspace(ctx, query)
     assert err.value.code == "INVALID_QUERY"

@@ -30,6 +30,22 @@ def text_analyzer() -> Any:
     return RegexTokenizer(TOKEN_PATTERN) | LowercaseFilter()
 
 
+class LowerFirstTokenizer(RegexTokenizer):
+    """A regex tokenizer that lower-cases the whole text before cutting it.
+
+    Lower-casing first makes the tokens exactly the pieces of ``text.lower()``, the
+    string a search counts occurrences in (lower-casing can change a text's length).
+    """
+
+    def __call__(self, value: str, **kwargs: Any) -> Any:
+        return super().__call__(value.lower(), **kwargs)
+
+
+def words_analyzer() -> LowerFirstTokenizer:
+    """Word runs and single CJK characters of the lower-cased text."""
+    return LowerFirstTokenizer(TOKEN_PATTERN)
+
+
 @dataclass
 class FileData:
     """One file as read from disk: its bytes (possibly capped) and how it was read."""

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from whoosh.fields import ID, STORED, TEXT, Schema
 
-from indexer.sources.base import FileData, Parsed, is_hidden, text_analyzer
+from indexer.sources.base import FileData, Parsed, is_hidden, words_analyzer
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text")
 _DATE_FOLDER = re.compile(r"(\d{4})-(\d{2})(?:-(\d{2}))?")
@@ -28,7 +28,8 @@ def date_folder(name: str) -> str | None:
 
 class ConversationsSource:
     name: ClassVar[str] = "conversations"
-    schema_version: ClassVar[int] = 1
+    # 2: the content is lower-cased before it is cut into words (it was cut first).
+    schema_version: ClassVar[int] = 2
 
     def schema(self) -> Schema:
         return Schema(
@@ -36,7 +37,10 @@ class ConversationsSource:
             month=ID(),  # YYYY-MM for both granularities, for month filters
             granularity=STORED(),
             conversation=ID(stored=True),
-            content=TEXT(analyzer=text_analyzer(), phrase=False),
+            # Cut from the lower-cased text: the terms are then exactly the words of the
+            # string search_workspace matches the lower-cased query in (lower-casing can
+            # change a text's length, and 'Σ' lower-cases by what surrounds it).
+            content=TEXT(analyzer=words_analyzer(), phrase=False),
         )
 
     def wants_dir(self, parts: tuple[str, ...]) -> bool:

@@ -7,14 +7,20 @@ import sys
 from array import array
 from collections.abc import Sequence
 from datetime import date
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from whoosh.analysis import RegexTokenizer
 from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 from whoosh.formats import Positions
 from whoosh.system import pack_uint
 
-from indexer.sources.base import CJK_CHARS, TOKEN_PATTERN, FileData, Parsed, is_hidden
+from indexer.sources.base import (
+    CJK_CHARS,
+    FileData,
+    LowerFirstTokenizer,
+    Parsed,
+    is_hidden,
+    words_analyzer,
+)
 
 # Besides its words, the content is indexed as "units" of its lower-cased text: a run of
 # word characters (or one CJK character) together with the run of other characters that
@@ -48,22 +54,6 @@ def date_from_name(name: str) -> date | None:
                     break
         pos = m.start() + 1
     return None
-
-
-class LowerFirstTokenizer(RegexTokenizer):
-    """A regex tokenizer that lower-cases the whole text before cutting it.
-
-    Lower-casing first makes the tokens exactly the pieces of ``text.lower()``, the
-    string a search counts occurrences in (lower-casing can change a text's length).
-    """
-
-    def __call__(self, value: str, **kwargs: Any) -> Any:
-        return super().__call__(value.lower(), **kwargs)
-
-
-def words_analyzer() -> LowerFirstTokenizer:
-    """Word runs and single CJK characters of the lower-cased text."""
-    return LowerFirstTokenizer(TOKEN_PATTERN)
 
 
 def units_analyzer() -> LowerFirstTokenizer:
