@@ -87,6 +87,9 @@ class Source(Protocol):
     # Bump when the schema or the mapping from files to documents changes: an index of
     # another version is rebuilt, never misread.
     schema_version: ClassVar[int]
+    # Whether a search ranks this collection with BM25. Only then do the postings need
+    # each document's field length; leaving it out saves ~18% of a build's CPU.
+    scored: ClassVar[bool]
 
     def schema(self) -> Schema:
         """Fields of this collection's documents (the store adds its own bookkeeping)."""

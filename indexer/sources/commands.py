@@ -67,6 +67,7 @@ class CommandsSource:
     name: ClassVar[str] = "commands"
     # 2: a file with malformed frontmatter no longer takes its YAML as the description.
     schema_version: ClassVar[int] = 2
+    scored: ClassVar[bool] = False  # three tiers of trove's own scoring
 
     def schema(self) -> Schema:
         return Schema(

@@ -30,6 +30,7 @@ class ConversationsSource:
     name: ClassVar[str] = "conversations"
     # 2: the content is lower-cased before it is cut into words (it was cut first).
     schema_version: ClassVar[int] = 2
+    scored: ClassVar[bool] = False  # ranked by how the literal sits in a line
 
     def schema(self) -> Schema:
         return Schema(

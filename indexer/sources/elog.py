@@ -467,6 +467,7 @@ _EPOCH_VALUE = re.compile(r"\d{9,11}")
 class ElogSource:
     name: ClassVar[str] = "elog"
     schema_version: ClassVar[int] = 1
+    scored: ClassVar[bool] = True  # BM25F over title, body and attributes
 
     def schema(self) -> Schema:
         return Schema(

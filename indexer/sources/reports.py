@@ -98,6 +98,7 @@ class ReportsSource:
     name: ClassVar[str] = "reports"
     # 2: words of the lower-cased text; units with positions.
     schema_version: ClassVar[int] = 2
+    scored: ClassVar[bool] = False  # ranked by occurrences, then date
 
     def schema(self) -> Schema:
         units = TEXT(analyzer=units_analyzer(), phrase=True)
