@@ -32,14 +32,14 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gen_corpus import MANIFEST, generate  # noqa: E402
-from whoosh.query import Term  # noqa: E402
+from gen_corpus import MANIFEST, generate
+from whoosh.query import Term
 
-from indexer.config import settings_from_file  # noqa: E402
-from indexer.sources.registry import get_source  # noqa: E402
-from indexer.store import CollectionIndex  # noqa: E402
-from query.context import QueryContext  # noqa: E402
-from query.reports import search_reports  # noqa: E402
+from indexer.config import settings_from_file
+from indexer.sources.registry import get_source
+from indexer.store import CollectionIndex
+from query.context import QueryContext
+from query.reports import search_reports
 
 
 def ensure_corpus(workdir: Path, reports: int) -> Path:
@@ -74,7 +74,7 @@ def until(predicate, timeout: float = 30.0) -> float:
 
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def main(argv: list[str] | None = None) -> int:

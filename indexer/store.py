@@ -395,7 +395,7 @@ class CollectionIndex:
             return None
         try:
             return self.storage().open_index(schema=full_schema(self.source))
-        except Exception:  # missing or damaged: the writer rebuilds it
+        except Exception:  # noqa: BLE001 (missing or damaged: the writer rebuilds it)
             return None
 
     def _open_for_writing(self) -> tuple[Index, bool]:
@@ -406,7 +406,7 @@ class CollectionIndex:
             if marker.get("schema_version") == self.source.schema_version:
                 try:
                     return storage.open_index(schema=full_schema(self.source)), False
-                except Exception as exc:  # any damage: the folder is ours, so rebuild
+                except Exception as exc:  # noqa: BLE001 (any damage: ours, so rebuilt)
                     log.warning("%s: index unreadable (%s); rebuilding it", self.path, exc)
             else:
                 log.warning(
@@ -430,7 +430,7 @@ class CollectionIndex:
         """
         try:
             old_generation = TOC._latest_generation(storage, "MAIN")
-        except Exception:
+        except Exception:  # noqa: BLE001 (no readable old index: start at 0)
             old_generation = -1
         schema = full_schema(self.source)
         index = storage.create_index(schema)

@@ -334,7 +334,7 @@ def test_kill_9_during_a_large_commit_then_restart_recovers(tmp_path, write) -> 
         assert len(_keys(tmp_path)) == 3000
     finally:
         second.send_signal(signal.SIGTERM)
-        out, err = second.communicate(timeout=30)
+        _, err = second.communicate(timeout=30)
     assert second.returncode == 0, err
 
 
@@ -344,7 +344,7 @@ def test_two_daemons_on_one_index_folder(tmp_path) -> None:
     try:
         _wait_status(tmp_path, lambda s: s.get("state") == "watching", first)
         second = _spawn(cfg)
-        out, err = second.communicate(timeout=60)
+        _, err = second.communicate(timeout=60)
         assert second.returncode == 1
         assert f"a trove daemon (pid {first.pid}) is already running" in err
     finally:
@@ -363,7 +363,7 @@ def test_sigterm_during_a_batch_exits_cleanly_and_loses_nothing(tmp_path, write)
             write(f"reports/b/r{i}.md", f"batch {i}")
         _wait_status(tmp_path, lambda s: s.get("last_event") is not None, proc)
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -393,7 +393,7 @@ def test_sigterm_during_the_start_up_reconcile_abandons_it_promptly(tmp_path, wr
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.01)
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=15)
+        _, err = proc.communicate(timeout=15)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -5,7 +5,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 from whoosh.query import Prefix
@@ -84,7 +83,7 @@ def test_full_rebuild_gives_the_same_documents(make_settings, write) -> None:
 
 
 def test_a_big_build_uses_two_processes_and_keeps_every_document(make_settings, write, monkeypatch) -> None:
-    import indexer.store as store
+    from indexer import store
 
     monkeypatch.setattr(store, "PARALLEL_THRESHOLD", 50)
     s = make_settings()
@@ -277,7 +276,7 @@ def test_an_index_folder_that_cannot_be_made_is_a_clear_error(make_settings, wri
 
 
 def test_a_file_that_vanishes_between_listing_and_reading(make_settings, write, monkeypatch) -> None:
-    import indexer.store as store
+    from indexer import store
 
     s = make_settings()
     gone = write("reports/a/gone.md", "soon gone")

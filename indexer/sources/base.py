@@ -69,7 +69,7 @@ class FileData:
         except UnicodeDecodeError:
             text = self.data.decode("utf-8", errors="replace")
             self.replaced = True
-        return text[1:] if text.startswith("\ufeff") else text
+        return text.removeprefix("\ufeff")
 
 
 @dataclass
@@ -110,9 +110,4 @@ class Source(Protocol):
 
 def is_hidden(name: str) -> bool:
     """Dot files, editor backups and swap files: never part of a collection."""
-    return (
-        name.startswith(".")
-        or name.endswith("~")
-        or name.endswith((".swp", ".swx", ".tmp"))
-        or name.startswith("#")
-    )
+    return name.startswith((".", "#")) or name.endswith(("~", ".swp", ".swx", ".tmp"))
