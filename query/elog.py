@@ -239,8 +239,8 @@ class _ElogCache:
         self.lock = threading.Lock()
         # {segment id: {doc number in the segment: (title, body)}}
         self.texts: dict[str, dict[int, tuple[str, str]]] = {}
-        # (reader, {field: "\n"-joined terms}) for finding terms holding a literal
-        self.lexicon: tuple[Any, dict[str, str]] | None = None
+        # (reader, {field: its terms}) for finding terms holding a literal
+        self.lexicon: tuple[Any, dict[str, _Lexicon]] | None = None
         self.table: tuple[Any, _DocTable] | None = None
         self.allowed: tuple[Any, dict[str, list[str]]] | None = None
         self.postings = _PostingCache()
@@ -683,8 +683,8 @@ def compile_regex(query: str) -> regex.Pattern[str]:
 
 @dataclass(frozen=True)
 class Lit:
-    """A literal a match must contain; ``starts``/``ends``: an anchor (``^``, ``$``,
-    ``\\b``) stands right before/after it, so a word there starts/ends too."""
+    """A literal a match must contain; ``starts``/``ends``: a line or text anchor
+    (``^``, ``$``) stands right before/after it, so a word there starts/ends too."""
 
     text: str
     starts: bool = False
@@ -694,7 +694,44 @@ class Lit:
 # A requirement: a literal, ("and", [...]) or ("or", [...]); None: no requirement.
 Need = Lit | tuple[str, list[Any]] | None
 
-_OTHER_BRACES = re.compile(r"(?<!\\)\{(?!\d*,?\d*\})")
+# Syntax the two parsers may read differently, outside a [...] set: a brace that is not
+# a repeat count ({e<=1} is fuzzy matching in ``regex``), inline flags only ``regex``
+# has ((?V1) turns on set operations and nested sets, (?f) full case folding...).
+_REGEX_ONLY = re.compile(r"\{(?!\d*,?\d*\})|\(\?[a-zA-Z0-9-]*[befprVw]")
+_SET_OPERATORS = ("--", "&&", "||", "~~")
+
+
+def _read_alike(pattern: str) -> bool:
+    """Whether the standard library's parser reads ``pattern`` as the ``regex`` package
+    does (False whenever they may not).
+
+    They differ on POSIX classes (``[[:alpha:]]``: to ``re`` a set and a literal
+    ``]``), nested sets and set operations (``--``, ``&&``, ``||``, ``~~`` in a set),
+    ``\\p{..}``, ``\\N{..}``, fuzzy matching and ``regex``'s own flags.
+    """
+    i, n = 0, len(pattern)
+    in_set = False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            if pattern[i + 1 : i + 2] in ("p", "P", "N"):
+                return False
+            i += 2
+            continue
+        if in_set:
+            if c == "[" or pattern[i : i + 2] in _SET_OPERATORS:
+                return False
+            in_set = c != "]"
+        elif c == "[":
+            in_set = True
+            if pattern[i + 1 : i + 2] == "^":
+                i += 1
+            if pattern[i + 1 : i + 2] == "]":
+                i += 1  # first in a set, "]" is a literal
+        elif _REGEX_ONLY.match(pattern, i):
+            return False
+        i += 1
+    return True
 
 
 def required_literals(pattern: str) -> Need:
@@ -702,10 +739,10 @@ def required_literals(pattern: str) -> Need:
 
     ``beam.*energy`` needs ``("and", [Lit("beam"), Lit("energy")])``; ``RF|LLRF``
     needs ``("or", [Lit("RF"), Lit("LLRF")])``. Read with the standard library's
-    parser; where it cannot read the pattern (syntax only the ``regex`` package has),
-    nothing is required.
+    parser; where it cannot read the pattern, or may read it otherwise than the
+    ``regex`` package that matches, nothing is required.
     """
-    if _OTHER_BRACES.search(pattern):  # e.g. fuzzy matching {e<=1}: not literal braces
+    if not _read_alike(pattern):
         return None
     try:
         parsed = sre_parser.parse(pattern, re.IGNORECASE | re.MULTILINE)
@@ -715,8 +752,10 @@ def required_literals(pattern: str) -> Need:
 
 
 _C = sre_constants
-_LEFT_ANCHORS = {_C.AT_BEGINNING, _C.AT_BEGINNING_LINE, _C.AT_BEGINNING_STRING, _C.AT_BOUNDARY}
-_RIGHT_ANCHORS = {_C.AT_END, _C.AT_END_LINE, _C.AT_END_STRING, _C.AT_BOUNDARY}
+# Not \b: the regex package's \w leaves out digits such as "²" and "½" that the index
+# keeps inside a term, so \bmm\b matches "mm²", where no term ends in "mm".
+_LEFT_ANCHORS = {_C.AT_BEGINNING, _C.AT_BEGINNING_LINE, _C.AT_BEGINNING_STRING}
+_RIGHT_ANCHORS = {_C.AT_END, _C.AT_END_LINE, _C.AT_END_STRING}
 _REPEATS = {_C.MAX_REPEAT, _C.MIN_REPEAT, getattr(_C, "POSSESSIVE_REPEAT", _C.MAX_REPEAT)}
 
 
@@ -759,23 +798,47 @@ def _seq_need(items: list[tuple[Any, Any]]) -> Need:
 
 _PIECE = re.compile(rf"[^\W_{CJK_CHARS}]+|[{CJK_CHARS}]")
 _PLAIN = re.compile(rf"[^\W_{CJK_CHARS}]+|[{CJK_CHARS}]")
+# Characters whose case-insensitive match a literal can be looked up exactly: ASCII
+# (as the index lower-cases it, after _ASCII_FOLD) and CJK (caseless). Any other
+# letter can match characters that neither lower() nor casefold() equate with it
+# (the regex package's folding table is its own and newer), so it narrows nothing.
+_EXACT = re.compile(rf"[\x00-\x7f{CJK_CHARS}]*")
+# The only non-ASCII letters that match ASCII ones case-insensitively, as the index
+# holds them: long s (matches s), dotless i (matches I), and the dotted capital I
+# (matches i), lower-cased to "i" and a combining dot. The Kelvin sign is "k" already.
+_ASCII_FOLD = str.maketrans({"\u017f": "s", "\u0131": "i", "\u0307": None})
 
 
-def _lexicon(searcher: Searcher, cache: _ElogCache) -> dict[str, str]:
+@dataclass(frozen=True)
+class _Lexicon:
+    """The plain terms of one field, ASCII-folded, for finding terms holding a literal."""
+
+    joined: str  # one term a line, "\n" at both ends
+    spelled: dict[str, list[str]]  # a folded term: the index terms it stands for, if others
+
+
+def _lexicon(searcher: Searcher, cache: _ElogCache) -> dict[str, _Lexicon]:
     """The plain terms of title and body (words and device-name parts, no whole names
-    or runs), one a line, cached per reader. A literal's word piece never spans a
-    separator, so it lies inside a part whenever it lies inside a whole name."""
+    or runs), cached per reader. A literal's word piece never spans a separator, so it
+    lies inside a part whenever it lies inside a whole name."""
     reader = searcher.reader()
     with cache.lock:
         if cache.lexicon is not None and cache.lexicon[0] is reader:
             return cache.lexicon[1]
-    terms = {
-        name: "\n" + "\n".join(t for t in reader.field_terms(name) if _PLAIN.fullmatch(t)) + "\n"
-        for name in ("title", "body")
-    }
+    lexicons = {}
+    for name in ("title", "body"):
+        plain: dict[str, None] = {}
+        spelled: dict[str, list[str]] = {}
+        for term in reader.field_terms(name):
+            folded = term if term.isascii() else term.translate(_ASCII_FOLD)
+            if _PLAIN.fullmatch(folded):
+                plain[folded] = None
+                if folded != term:
+                    spelled.setdefault(folded, []).append(term)
+        lexicons[name] = _Lexicon("\n" + "\n".join(plain) + "\n", spelled)
     with cache.lock:
-        cache.lexicon = (reader, terms)
-    return terms
+        cache.lexicon = (reader, lexicons)
+    return lexicons
 
 
 def _docs_with_literal(searcher: Searcher, cache: _ElogCache, lit: Lit) -> set[int] | None:
@@ -783,25 +846,30 @@ def _docs_with_literal(searcher: Searcher, cache: _ElogCache, lit: Lit) -> set[i
     (None when that narrows nothing).
 
     The index's terms are the maximal runs of letters and digits (and device names
-    whole), so a piece with a non-word character or an anchor before it starts a term,
-    and one with such a character or anchor after it ends one: ``^Re: RF`` needs the
-    term ``re`` itself and a term starting with ``rf``.
+    whole), so a piece with an ASCII non-word character or an anchor before it starts a
+    term, and one with such a character or anchor after it ends one: ``^Re: RF`` needs
+    the term ``re`` itself and a term starting with ``rf``. Pieces with other letters
+    than ASCII and CJK are not looked up (see _EXACT).
     """
     text = lit.text.lower()
     reader = searcher.reader()
-    lexicon = _lexicon(searcher, cache)
+    lexicons = _lexicon(searcher, cache)
     postings = cache.postings
     result: set[int] | None = None
     for m in _PIECE.finditer(text):
         piece = m.group()
-        starts = m.start() > 0 or lit.starts
-        ends = m.end() < len(text) or lit.ends
+        if not _EXACT.fullmatch(piece):
+            continue
+        before, after = text[m.start() - 1 : m.start()], text[m.end() : m.end() + 1]
+        starts = bool(_EXACT.fullmatch(before)) if before else lit.starts
+        ends = bool(_EXACT.fullmatch(after)) if after else lit.ends
         if len(piece) < MIN_LITERAL_CHARS and piece.isascii() and not (starts and ends):
             continue
         needle = ("\n" if starts else "") + piece + ("\n" if ends else "")
         docs: set[int] = set()
         found = 0
-        for name, joined in lexicon.items():
+        for name, lexicon in lexicons.items():
+            joined = lexicon.joined
             terms: set[str] = set()
             for hit in re.finditer(re.escape(needle), joined):
                 begin = joined.rfind("\n", 0, hit.start() + starts) + 1
@@ -811,7 +879,8 @@ def _docs_with_literal(searcher: Searcher, cache: _ElogCache, lit: Lit) -> set[i
             if found > MAX_LITERAL_TERMS:
                 break
             for term in terms:
-                docs.update(postings.docs(reader, name, term))
+                for spelling in (term, *lexicon.spelled.get(term, ())):
+                    docs.update(postings.docs(reader, name, spelling))
         if found > MAX_LITERAL_TERMS:
             continue
         result = docs if result is None else result & docs
@@ -853,8 +922,9 @@ def _regex_matches(
 
     The workers match with the GIL released. The ``regex`` package's own timeout counts
     the process's CPU time, which on a busy machine runs at half the wall clock or
-    slower; so the caller waits on the wall clock and tells the workers to stop. Their
-    own per-call timeouts bound how long they can go on after that.
+    slower; so the caller waits on the wall clock and tells the workers to stop. Each of
+    their calls is given only the time left, so one under way when the answer goes out
+    ends within about that.
     """
     cancel = threading.Event()
     deadline = time.monotonic() + REGEX_BUDGET_S
@@ -896,20 +966,26 @@ def _match_all(
     deadline: float,
     cancel: threading.Event,
 ) -> list[_RegexHit]:
-    """Candidates whose title (score 2) or body (score 1) the pattern matches."""
+    """Candidates whose title (score 2) or body (score 1) the pattern matches.
+
+    Every call gets only the time left, and the clock and the flag are read before each
+    entry: once the caller has answered SEARCH_TIMEOUT nothing may go on burning a core.
+    """
     found: list[_RegexHit] = []
     search = pattern.search
-    remaining = 0.0
-    for n, (docnum, title, body) in enumerate(texts):
-        if n % 32 == 0:  # the clock and the flag, every few entries
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or cancel.is_set():
-                raise TimeoutError
-        in_title = search(title, timeout=remaining, concurrent=True) is not None
-        m = search(body, timeout=remaining, concurrent=True)
+    for docnum, title, body in texts:
+        if cancel.is_set() or time.monotonic() >= deadline:
+            raise TimeoutError
+        in_title = search(title, timeout=_left(deadline), concurrent=True) is not None
+        m = search(body, timeout=_left(deadline), concurrent=True)
         if in_title or m is not None:
             found.append(_RegexHit(docnum, 2.0 * in_title + (m is not None), m and m.span()))
     return found
+
+
+def _left(deadline: float) -> float:
+    """Seconds until the deadline (0 once past it: the regex package then stops at once)."""
+    return max(0.0, deadline - time.monotonic())
 
 
 def _timeout(query: str, n: int) -> None:

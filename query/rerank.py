@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -191,6 +192,9 @@ class SemanticReranker:
     def _load(self) -> Any:
         path = self._path or model_path()
         log.info("loading the sentence-embedding model from %s", path)
+        # Read by huggingface_hub when first imported: with it a missing file is an
+        # error here, never a download.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
@@ -285,15 +289,17 @@ def rerank_scores(
     reranker: Reranker, mode: str, memo: dict[str, Any], query: str, candidates: Sequence[Candidate]
 ) -> tuple[list[float], str]:
     """Scores from the reranker and its name; ``auto`` falls back to lexical if the
-    semantic model cannot be loaded (once per process, with a warning)."""
+    semantic model cannot be loaded or run, whatever the failure (a missing model file
+    included: logged once as a warning, then lexical for the rest of the process).
+    ``semantic`` raises instead: UPSTREAM_ERROR."""
     if isinstance(reranker, LexicalReranker):
         return reranker.scores(query, candidates), reranker.name
     try:
         return reranker.scores(query, candidates), reranker.name
-    except TroveError:
-        raise
     except Exception as exc:
         if mode != "auto":
+            if isinstance(exc, TroveError):
+                raise
             raise TroveError(
                 "UPSTREAM_ERROR",
                 f"the semantic reranker failed ({type(exc).__name__}: {exc}); set [elog] "

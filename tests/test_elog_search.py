@@ -4,10 +4,14 @@ logbooks written here), and the `trove search elog` / `trove thread` commands.""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
+import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -105,6 +109,17 @@ def code_of(call: Callable[[], object]) -> TroveError:
     with pytest.raises(TroveError) as info:
         call()
     return info.value
+
+
+@contextmanager
+def parser_warnings_shown() -> Iterator[None]:
+    """As outside tests: a FutureWarning of the standard library's regex parser is shown
+    and the parse goes on (pytest would raise it, and the pattern narrow nothing). None
+    may be given: a pattern it would warn about is one it may read otherwise."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FutureWarning)
+        yield
+    assert [str(w.message) for w in caught if issubclass(w.category, FutureWarning)] == []
 
 
 # --------------------------------------------------------------------------- no query
@@ -306,13 +321,31 @@ def test_a_query_is_a_regex_by_designs_rule(query: str, regex: bool) -> None:
         ("(ab)?cd+", ("and", [Lit("c"), Lit("d")])),
         (r"\d+", None),
         (r"^Re: RF", Lit("Re: RF", starts=True)),
-        (r"\bBLM\b", Lit("BLM", starts=True, ends=True)),
+        (r"\bBLM\b", Lit("BLM")),  # \b is no term boundary: "mm²" is one term
         ("trip$", Lit("trip", ends=True)),
         ("(?:foo){e<=1}", None),  # fuzzy matching, regex-package syntax
+        # Syntax re and regex may read differently: nothing is required.
+        ("[[:alpha:]]eam.*energy", None),  # to re: a set, then "]eam"
+        ("klystr[[:alpha:]]n", None),
+        ("[^[:digit:]]x", None),
+        ("[a-z&&[^x]]lystron", None),
+        ("[a--b]eam", None),
+        ("[a~~b]eam", None),
+        ("[a||b]eam", None),
+        ("(?V1)[a-z--x]eam", None),
+        ("(?f)beam", None),
+        (r"\p{L}eam", None),
+        (r"[\P{N}]eam", None),
+        (r"\N{MICRO SIGN}m", None),
+        # What both read alike still narrows.
+        ("[]a]beam", Lit("beam")),
+        ("a--b", Lit("a--b")),
+        ("beam{2,3}", ("and", [Lit("bea"), Lit("m")])),
     ],
 )
 def test_a_regex_requires_the_literals_it_cannot_match_without(pattern, needed) -> None:
-    assert required_literals(pattern) == needed
+    with parser_warnings_shown():
+        assert required_literals(pattern) == needed
 
 
 def test_a_regex_searches_title_and_body_in_any_case(sample) -> None:
@@ -351,6 +384,21 @@ def test_a_regex_finds_text_inside_words_and_device_names(sample) -> None:
         r"\w+-RMOD$",
         "ing$",
         r"_gapscan\b",
+        # Syntax re and regex read differently (re saw "]eam" and "]lystron").
+        "[[:alpha:]]eam.*energy",
+        "[[:alpha:]]lystron|zz",
+        "klystr[[:alpha:]]n|zz",
+        "(?V1)[[a-z]--[x]]lystron|zz",
+        "(?V1)[a-z&&[^x]]lystron|zz",
+        r"[\p{L}]lystron|zz",
+        r"\p{Lu}LYSTRON|zz",
+        r"\N{LATIN SMALL LETTER K}lystron|zz",
+        "(?:klystron){e<=1}|zz",
+        # Greek mu matches the micro sign ("&micro;") when case is ignored.
+        r"1\s*μm",
+        r"\N{MICRO SIGN}m\b",
+        "µm|zz",
+        "ΜJ|zz",
     ],
 )
 def test_narrowing_by_literals_never_loses_a_match(sample, pattern: str) -> None:
@@ -360,9 +408,29 @@ def test_narrowing_by_literals_never_loses_a_match(sample, pattern: str) -> None
         for entry in parse_logbook_file(path.read_bytes()):
             if not entry.draft and (compiled.search(entry.title) or compiled.search(entry.text)):
                 expected.add(entry.id)
-    answer = search_elog(sample, pattern, max_results=50)
+    with parser_warnings_shown():
+        answer = search_elog(sample, pattern, max_results=50)
     assert answer.total == len(expected)
     assert set(ids(answer)) <= expected and len(answer.hits) == min(50, len(expected))
+
+
+def test_narrowing_finds_what_matches_only_with_case_ignored_or_past_a_word_end(
+    logbook,
+) -> None:
+    ctx = logbook(
+        {
+            "2025/251006a.log": (
+                rec(1, "İnterlock reset", "called Yıldız")  # dotted I, dotless i
+                + rec(2, "Kicker ſtatus", "fine")  # long s
+                + rec(3, "Vacuum", "the 35 mm² flange")  # \b before ², not a term's end
+                + rec(4, "Interlock", "mm")
+            )
+        }
+    )
+    assert ids(search_elog(ctx, "interlock|zz")) == [4, 1]  # a title match in each
+    assert ids(search_elog(ctx, "YILDIZ|zz")) == [1]
+    assert ids(search_elog(ctx, "status|zz")) == [2]
+    assert ids(search_elog(ctx, r"\bmm\b")) == [4, 3]
 
 
 def test_a_regex_stops_at_line_ends(sample) -> None:
@@ -391,6 +459,22 @@ def test_a_runaway_regex_is_a_search_timeout_within_a_second(logbook) -> None:
     error = code_of(lambda: search_elog(ctx, "(a|aa)+$"))
     assert time.monotonic() - started < 1.0
     assert error.code == "SEARCH_TIMEOUT" and "(a|aa)+$" in error.message
+
+
+def test_after_a_search_timeout_no_regex_work_goes_on(logbook) -> None:
+    # About 0.13 s of backtracking per entry: 8 s for the 60, the budget is 0.75 s.
+    body = "a" * 26 + "!"
+    ctx = logbook({"2025/251006a.log": "".join(rec(i, "many a", body) for i in range(1, 61))})
+    search_elog(ctx, "warm up the index")
+    before = set(threading.enumerate())
+    error = code_of(lambda: search_elog(ctx, "(a|aa)+!x"))
+    assert error.code == "SEARCH_TIMEOUT"
+    workers = [t for t in threading.enumerate() if t.name == "trove-elog-regex"]
+    workers = [t for t in workers if t not in before]
+    stop_by = time.monotonic() + 1.0
+    for worker in workers:
+        worker.join(max(0.0, stop_by - time.monotonic()))
+    assert [w.name for w in workers if w.is_alive()] == []
 
 
 # --------------------------------------------------------------------------- the index and folder
@@ -455,6 +539,49 @@ def test_auto_uses_the_lexical_reranker_when_the_extra_is_missing(logbook, monke
     assert error.code == "INVALID_ARGUMENT" and "pip install 'trove[semantic]'" in error.message
     # Without a text query no reranker is asked for.
     assert search_elog(ctx, rerank="semantic").ranker == "recency"
+
+
+def test_auto_uses_the_lexical_reranker_when_the_model_files_are_missing(
+    logbook, monkeypatch, caplog
+) -> None:
+    loads = []
+
+    def missing() -> Path:
+        loads.append(1)
+        raise TroveError("UPSTREAM_ERROR", "the sentence-embedding model is missing from /x")
+
+    monkeypatch.setattr(rerank, "semantic_available", lambda: True)
+    monkeypatch.setattr(rerank, "model_path", missing)
+    ctx = logbook({"2025/251006a.log": rec(1, "Klystron arc")}, rerank="auto")
+    with caplog.at_level(logging.WARNING, logger="query.rerank"):
+        assert search_elog(ctx, "klystron").ranker == "bm25+lexical"
+        assert search_elog(ctx, "klystron arc").ranker == "bm25+lexical"
+    assert len(loads) == 1  # not tried again
+    warned = [r for r in caplog.records if r.name == "query.rerank"]
+    assert len(warned) == 1 and "missing" in warned[0].getMessage()
+    # Asked for by name, the semantic reranker still fails loudly.
+    assert code_of(lambda: search_elog(ctx, "klystron", rerank="semantic")).code == (
+        "UPSTREAM_ERROR"
+    )
+
+
+def test_the_model_loads_with_the_hub_offline(monkeypatch, tmp_path) -> None:
+    sentence_transformers = pytest.importorskip(
+        "sentence_transformers",
+        reason="the semantic extra is not installed: pip install 'trove[semantic]'",
+    )
+    seen: dict = {}
+
+    class Model:
+        max_seq_length = 256
+
+        def __init__(self, path: str, **options: object) -> None:
+            seen.update(options, offline=os.environ.get("HF_HUB_OFFLINE"))
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", Model)
+    rerank.SemanticReranker(tmp_path).model()
+    assert seen["offline"] == "1" and seen["local_files_only"] is True
 
 
 @pytest.fixture(scope="module")
