@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from query.context import QueryContext
 
 T = TypeVar("T")
+AsJson = Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")]
 
 app = typer.Typer(
     name="trove",
@@ -281,7 +282,7 @@ def search_web_command(
         str | None, typer.Option("--language", help="Result language, e.g. de or all [en].")
     ] = None,
     page: Annotated[int | None, typer.Option("--page", help="SearXNG's result page (1+).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Search the web through the SearXNG instance set in [web] (with its fallbacks)."""
     from rich.text import Text
@@ -326,7 +327,7 @@ def search_commands_command(
     max_results: Annotated[
         int, typer.Option("--max-results", "-n", help="At most this many results (1-100).")
     ] = 10,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Find the command for a job: by file name, by content, by the reports it produced."""
     from rich.text import Text
@@ -373,7 +374,7 @@ def search_workspace_command(
     max_results: Annotated[
         int, typer.Option("--max-results", "-n", help="At most this many lines (1-100).")
     ] = 10,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Find lines of conversations that hold some text, best matches first, newest first."""
     from rich.text import Text
@@ -421,7 +422,7 @@ def search_reports_command(
     max_results: Annotated[
         int, typer.Option("--max-results", "-n", help="At most this many reports (1-100).")
     ] = 10,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Find reports holding some text: most occurrences first, then newest."""
     from rich.text import Text
@@ -460,7 +461,7 @@ def list_reports_command(
     max_results: Annotated[
         int, typer.Option("--max-results", "-n", help="At most this many reports (1-1000).")
     ] = 50,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """List a command's reports, newest first."""
     from rich.text import Text
@@ -488,7 +489,7 @@ def list_commands_command(
         bool,
         typer.Option("--include-dependencies", help="Also the helpers other commands depend on."),
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """List the commands, by name."""
     from rich.text import Text
@@ -513,7 +514,7 @@ def list_commands_command(
 def get_report_command(
     command_name: Annotated[str, typer.Argument(help="The command's name.", show_default=False)],
     report_name: Annotated[str, typer.Argument(help="The report's file name.", show_default=False)],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Print one report in full."""
     from query.reports import get_report
@@ -530,7 +531,7 @@ def get_report_command(
 @get_app.command("command")
 def get_command_command(
     name: Annotated[str, typer.Argument(help="The command's name.", show_default=False)],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Print one command: title, description, tags, then its markdown body."""
     from query.commands import get_command
@@ -646,7 +647,7 @@ def search_elog_command(
     max_results: Annotated[
         int, typer.Option("--max-results", "-n", help="At most this many entries (1-50).")
     ] = 10,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Search the ELOG logbook: text (ranked), a regex, or by date and filters (newest first)."""
     from query.elog import search_elog

@@ -193,19 +193,26 @@ def test_a_fifo_is_not_read(make_settings, tmp_path) -> None:
     assert summary.skipped == {"not a regular file": 1}
 
 
-def test_an_unreadable_file_is_skipped_and_the_rest_indexed(make_settings, write, monkeypatch) -> None:
-    # Tests may run as root, which reads any file: make the open fail instead.
-    s = make_settings()
-    write("reports/a/locked.md", "locked")
-    write("reports/a/ok.md", "ok")
+def deny_opening(monkeypatch: pytest.MonkeyPatch, suffix: str) -> None:
+    """Make opening files whose path ends with ``suffix`` fail as a permission error.
+
+    Tests may run as root, which reads any file: making the open fail is the only way.
+    """
     real_open = os.open
 
     def deny(path, flags, *args):
-        if str(path).endswith("locked.md"):
+        if str(path).endswith(suffix):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, flags, *args)
 
     monkeypatch.setattr(os, "open", deny)
+
+
+def test_an_unreadable_file_is_skipped_and_the_rest_indexed(make_settings, write, monkeypatch) -> None:
+    s = make_settings()
+    write("reports/a/locked.md", "locked")
+    write("reports/a/ok.md", "ok")
+    deny_opening(monkeypatch, "locked.md")
     summary = Syncer(s, ReportsSource()).reconcile()
     assert summary.skipped == {"unreadable: Permission denied": 1}
     assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md"}
@@ -215,15 +222,8 @@ def test_an_unreadable_file_is_read_again_once_it_can_be(make_settings, write, m
     # A chmod changes neither mtime nor size: the skip must not be remembered as final.
     s = make_settings()
     write("reports/a/locked.md", "locked")
-    real_open = os.open
-
-    def deny(path, flags, *args):
-        if str(path).endswith("locked.md"):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path, flags, *args)
-
     with monkeypatch.context() as m:
-        m.setattr(os, "open", deny)
+        deny_opening(m, "locked.md")
         assert Syncer(s, ReportsSource()).reconcile().skipped == {"unreadable: Permission denied": 1}
     again = Syncer(s, ReportsSource()).reconcile()
     assert (again.added, again.skipped) == (1, {})
