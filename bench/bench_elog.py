@@ -783,7 +783,6 @@ def main(argv: list[str] | None = None) -> int:
     out = Console()
 
     rows: list[tuple[str, str]] = []
-    qual = quality(args.workdir, semantic)
     if not args.quality_only:
         rows += measure(args, semantic)
         table = Table(title=f"search_elog on a generated {args.entries}-entry logbook")
@@ -792,6 +791,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, value in rows:
             table.add_row(name, value)
         out.print(table)
+    # After measure(): its first semantic query is then the one that loads the model.
+    qual = quality(args.workdir, semantic)
     qt = Table(title="ranking quality on data/elog (20 judged queries, tests/elog_judgments.py)")
     qt.add_column("ranker")
     qt.add_column("MRR", justify="right")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import random
 from datetime import date
 
 import pytest
@@ -121,3 +122,32 @@ def test_analyzer_splits_words_and_cjk_characters() -> None:
 def test_undecodable_bytes_are_replaced_not_fatal() -> None:
     (doc,) = ReportsSource().parse(fd("c/r.md", b"caf\xe9 ok")).documents
     assert doc["content"] == "caf\ufffd ok"
+
+
+def _random_texts(seed: int, n: int) -> list[str]:
+    rng = random.Random(seed)
+    pieces = [
+        "proxy", "Timeout", "WinHTTP", "407", "日志", "分析", "İstanbul", "ΟΔΟΣ", "ß", "ﬁle",
+        "->", "...", " ", "\n", "\t", "_", "x86_64", "µm", "naïve", "", "Ǆ", "ς", "😀",
+    ]
+    return ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_fast_formats_make_exactly_whooshs_postings(seed: int) -> None:
+    from whoosh.formats import Frequency, Positions
+
+    from indexer.sources.base import FastFrequency, words_analyzer
+    from indexer.sources.reports import ArrayPositions, units_analyzer
+
+    frequency, fast_frequency = Frequency(field_boost=1.5), FastFrequency(field_boost=1.5)
+    positions = ArrayPositions()
+    for text in _random_texts(seed, 300):
+        for analyzer in (words_analyzer(), units_analyzer()):
+            assert sorted(fast_frequency.word_values(text, analyzer)) == sorted(
+                frequency.word_values(text, analyzer)
+            ), text
+            # Whoosh's own loop over tokens, with the same encoding of the positions.
+            assert sorted(positions.word_values(text, analyzer)) == sorted(
+                Positions.word_values(positions, text, analyzer)
+            ), text

@@ -6,9 +6,9 @@ import re
 from datetime import date
 from typing import ClassVar
 
-from whoosh.fields import ID, STORED, TEXT, Schema
+from whoosh.fields import ID, STORED, Schema
 
-from indexer.sources.base import FileData, Parsed, is_hidden, words_analyzer
+from indexer.sources.base import FileData, Parsed, is_hidden, words_field
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text")
 _DATE_FOLDER = re.compile(r"(\d{4})-(\d{2})(?:-(\d{2}))?")
@@ -41,7 +41,7 @@ class ConversationsSource:
             # Cut from the lower-cased text: the terms are then exactly the words of the
             # string search_workspace matches the lower-cased query in (lower-casing can
             # change a text's length, and 'Σ' lower-cases by what surrounds it).
-            content=TEXT(analyzer=words_analyzer(), phrase=False),
+            content=words_field(),
         )
 
     def wants_dir(self, parts: tuple[str, ...]) -> bool:

@@ -10,16 +10,16 @@ from datetime import date
 from typing import ClassVar
 
 from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
-from whoosh.formats import Positions
 from whoosh.system import pack_uint
 
 from indexer.sources.base import (
     CJK_CHARS,
+    FastPositions,
     FileData,
     LowerFirstTokenizer,
     Parsed,
     is_hidden,
-    words_analyzer,
+    words_field,
 )
 
 # Besides its words, the content is indexed as "units" of its lower-cased text: a run of
@@ -61,7 +61,7 @@ def units_analyzer() -> LowerFirstTokenizer:
     return LowerFirstTokenizer(UNIT_PATTERN)
 
 
-class ArrayPositions(Positions):
+class ArrayPositions(FastPositions):
     """Positions stored as one array of 32-bit little-endian integers.
 
     Whoosh's own encoding (pickled deltas) is smaller, but a search decodes the positions
@@ -109,7 +109,7 @@ class ReportsSource:
             # Days since 1970-01-01, or -1 for an undated report (sorts last).
             day=NUMERIC(int, stored=True, sortable=True, signed=True),
             # Words (frequencies): finds and counts a query inside one word.
-            content=TEXT(analyzer=words_analyzer(), phrase=False),
+            content=words_field(),
             # Units (positions): finds and counts any other query.
             units=units,
         )
