@@ -43,7 +43,7 @@ from indexer.config import Settings
 from indexer.sources.base import Source
 from indexer.sources.registry import SOURCES, get_source
 from indexer.status import STATUS_FILE
-from indexer.store import Interrupted, StoreError, Summary, Syncer
+from indexer.store import Interrupted, StoreError, Summary, Syncer, unusable_index_folder
 
 log = logging.getLogger(__name__)
 
@@ -189,10 +189,7 @@ class Daemon:
             index_dir.mkdir(parents=True, exist_ok=True)
             fd = os.open(index_dir / DAEMON_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise StoreError(
-                f"cannot use the index folder {index_dir}: {exc.strerror or exc}; "
-                "set [index] dir to a folder trove may write"
-            ) from exc
+            raise unusable_index_folder(index_dir, exc) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:

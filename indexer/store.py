@@ -70,6 +70,14 @@ class ForeignIndexError(StoreError):
     """The index path holds something that is not a trove index; trove will not touch it."""
 
 
+def unusable_index_folder(path: Path, exc: OSError) -> StoreError:
+    """The error for an index folder that cannot be made or written."""
+    return StoreError(
+        f"cannot use the index folder {path}: {exc.strerror or exc}; "
+        "set [index] dir to a folder trove may write"
+    )
+
+
 class IndexLockedError(StoreError):
     """Another writer held the index for longer than we were willing to wait."""
 
@@ -217,6 +225,15 @@ def walk(root: Path, source: Source) -> Listing:
                 continue
             listing.files["/".join(parts)] = (st.st_mtime_ns, st.st_size)
     return listing
+
+
+def regular_file_stat(path: str) -> tuple[int, int] | None:
+    """(mtime_ns, size) of a regular file; None for anything else or nothing there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
 
 def read_file(root: Path, rel: str, max_bytes: int) -> FileData:
@@ -450,10 +467,7 @@ class CollectionIndex:
             self.path.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise StoreError(
-                f"cannot use the index folder {self.path}: {exc.strerror or exc}; "
-                "set [index] dir to a folder trove may write"
-            ) from exc
+            raise unusable_index_folder(self.path, exc) from exc
         timeout = self.lock_timeout_s if timeout_s is None else timeout_s
         try:
             deadline = time.monotonic() + timeout
@@ -625,15 +639,12 @@ class Syncer:
                     summary.skipped.update(sub.skipped)
                 else:
                     parts = tuple(rel.split("/"))
-                    if self.source.wants_file(parts) and all(
+                    wanted = self.source.wants_file(parts) and all(
                         self.source.wants_dir(parts[:i]) for i in range(1, len(parts))
-                    ):
-                        try:
-                            st = os.stat(path)
-                        except OSError:
-                            continue
-                        if stat.S_ISREG(st.st_mode):
-                            on_disk[rel] = (st.st_mtime_ns, st.st_size)
+                    )
+                    found = regular_file_stat(path) if wanted else None
+                    if found is not None:
+                        on_disk[rel] = found
             if len(check) > APPLY_MAX_PATHS:
                 # A burst: one pass over the whole index costs less than a lookup a path.
                 self._reconcile_locked(index, summary)
@@ -642,10 +653,11 @@ class Syncer:
                 files, docs = self._state_under(index, check, on_disk)
                 plan = self._plan(on_disk, files, docs, set(files) | set(docs), summary, None)
                 self._commit(index, plan, summary, clear=False)
-                if len(index.refresh()._segments()) >= BUSY_MAX_SEGMENTS:
+                index = index.refresh()
+                if len(index._segments()) >= BUSY_MAX_SEGMENTS:
                     # Changes keep coming (no idle moment to compact in): compact now,
                     # after this batch's commit, so that the batch is visible already.
-                    self._compact_locked(index.refresh())
+                    self._compact_locked(index)
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -681,14 +693,11 @@ class Syncer:
         for segment in _compaction_victims(segments):
             with SegmentReader(index.storage, index.schema, segment) as reader:
                 rels.update(fields["file"] for fields in reader.all_stored_fields())
-        on_disk: dict[str, tuple[int, int]] = {}
-        for rel in rels:
-            try:
-                st = os.stat(os.path.join(self.root, rel)) if self.root else None
-            except OSError:
-                continue
-            if st is not None and stat.S_ISREG(st.st_mode):
-                on_disk[rel] = (st.st_mtime_ns, st.st_size)
+        on_disk = {
+            rel: found
+            for rel in rels
+            if self.root and (found := regular_file_stat(os.path.join(self.root, rel)))
+        }
         files, docs = self.index.state_of(index, rels)
         summary = Summary(self.source.name)
         plan = self._plan(on_disk, files, docs, set(files) | set(docs), summary, None, force=True)
@@ -857,13 +866,15 @@ class Syncer:
             # This runs in long-lived processes (the daemon): keep the pool small.
             writer = index.writer(limitmb=128, codec=codec)
         try:
-            if not clear and (plan.delete_keys or plan.file_records.keys() & plan.indexed_files):
+            # File records to replace: only files that have one now.
+            old_records = plan.file_records.keys() & plan.indexed_files
+            if not clear and (plan.delete_keys or old_records):
                 # One reader for every delete: without it Whoosh opens a reader over all
                 # segments per term (~1 ms a segment), 26 ms a delete at 24 segments.
                 with writer.searcher() as searcher:
                     for key in plan.delete_keys:
                         writer.delete_by_term("key", key, searcher=searcher)
-                    for rel in plan.file_records.keys() & plan.indexed_files:
+                    for rel in old_records:
                         writer.delete_by_term("key", FILE_KEY_PREFIX + rel, searcher=searcher)
             for n, doc in enumerate(plan.add_docs, 1):
                 if n % 500 == 0:

@@ -11,7 +11,7 @@ MAX_QUERY_CHARS = 1000
 _NAME = re.compile(r"[^/\\\x00-\x1f\x7f]+")
 # A command name is also a portable one: none of the characters Windows refuses in file
 # names, no space at either end (a caller's slip, never a command's name).
-_COMMAND_NAME = re.compile(r'[^/\\\x00-\x1f\x7f<>:"|?*\s](?:[^/\\\x00-\x1f\x7f<>:"|?*]*[^/\\\x00-\x1f\x7f<>:"|?*\s])?')
+_NOT_PORTABLE = re.compile(r'[<>:"|?*]|^\s|\s$')
 
 
 def check_query(query: str | None, field: str = "query") -> str:
@@ -39,11 +39,16 @@ def check_range(value: int, name: str, low: int, high: int) -> int:
 
 def check_name(value: str | None, what: str, code: ErrorCode, command: bool = False) -> str:
     """A caller-given name that must be one path component (never leads outside a folder);
-    a ``command`` name must also be portable (see _COMMAND_NAME)."""
+    a ``command`` name must also be portable (see _NOT_PORTABLE)."""
     if not isinstance(value, str) or not value.strip():
         raise TroveError(code, f"{what} is empty")
-    pattern = _COMMAND_NAME if command else _NAME
-    if value in (".", "..") or ".." in value or not pattern.fullmatch(value) or len(value) > 255:
+    if (
+        value in (".", "..")
+        or ".." in value
+        or not _NAME.fullmatch(value)
+        or len(value) > 255
+        or (command and _NOT_PORTABLE.search(value))
+    ):
         rules = "'/', '\\', '..', control characters" + (
             ", any of < > : \" | ? * or spaces at either end" if command else ""
         )
