@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from whoosh import writing
-from whoosh.codec.whoosh3 import W3Codec
 from whoosh.fields import ID, STORED, Schema
 from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, Index
 from whoosh.query import Term
 from whoosh.reading import SegmentReader
 
+from indexer.codec import TroveCodec
 from indexer.config import Settings
 from indexer.sources.base import FileData, Source, is_hidden
 
@@ -849,7 +849,7 @@ class Syncer:
             return
         cpus = os.cpu_count() or 1
         big = self.parallel and cpus > 1 and len(plan.add_docs) >= PARALLEL_THRESHOLD
-        codec = W3Codec()
+        codec = TroveCodec()
         # Whoosh hands every posting its document's field length, looked up one by one
         # (17% of a build); only BM25 uses them (and then only as a bound for skipping).
         codec.length_stats = self.source.scored

@@ -2,21 +2,23 @@
 
 A search counts the occurrences of the whole query in each report exactly as
 ``text.lower().count(query.lower())`` does, from the index (its schema is in
-indexer/sources/reports.py; both sides cut the lower-cased text the same way):
+indexer/sources/reports.py; both sides cut the lower-cased text into the same tokens):
 
-- a query inside one word (a word, part of one, one CJK character): every word of the
-  index that holds it, times how often each report holds that word (``content``); the
-  same with units for a query inside one unit ("timeout," or "->");
-- any other query is cut into units like the text: its first unit must end a unit of the
-  text, its middle units equal the units that follow and its last unit start the next
-  one; stored positions (``units``) say where. Overlapping occurrences count once, as in
-  ``str.count``. When the units left to read would cost more than reading the reports
-  that the others left possible, those files are read and counted instead.
+- a query inside one token (a word, part of one, one CJK character, a run of
+  punctuation): every token of the index that holds it, times how often each report
+  holds that token, from the postings' frequencies;
+- any other query is cut into tokens like the text: its first token must end a token of
+  the text, its middle tokens equal the tokens that follow and its last token start the
+  next one. Stored positions say which reports have such a run of tokens, and how many
+  times (at least the occurrences); the query is then counted in the lower-cased text the
+  index keeps, most promising reports first, until no report left can be among the best.
+  When reading the positions of the tokens left would cost more than counting in the
+  reports still possible, those are counted instead.
 
 Matching terms are found by scanning a segment's term list, kept (per segment) in the
-context's memo. Otherwise only the files of the reports returned are read, for their
-excerpts. When no report holds the whole query, reports holding every word of it are
-returned, marked ``match: "words"``.
+context's memo. Only the files of the reports returned are read, for their excerpts.
+When no report holds the whole query, reports holding every word of it are returned,
+marked ``match: "words"``.
 """
 
 from __future__ import annotations
@@ -31,10 +33,10 @@ import stat
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from io import BytesIO
-from itertools import accumulate, chain, pairwise
+from itertools import accumulate, chain
 from pathlib import Path
 from pickle import Unpickler, loads
 from typing import Any, Literal
@@ -42,14 +44,16 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, Field
 from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC
+from whoosh.filedb.compound import SubFile
 from whoosh.reading import IndexReader
 from whoosh.searching import Searcher
 
 from indexer.config import Settings
-from indexer.sources.base import TOKEN_PATTERN, FileData, is_hidden
+from indexer.sources.base import FileData, is_hidden
 from indexer.sources.reports import (
-    UNIT_PATTERN,
+    TOKEN_PATTERN,
     ReportsSource,
+    TextColumn,
     date_from_name,
     decode_positions,
 )
@@ -64,18 +68,16 @@ COLLECTION = "reports"
 EXCERPT_CHARS = 100  # of context on each side of the first match
 ELLIPSIS = "..."
 
-_UNIT = re.compile(UNIT_PATTERN)
-_ONE_WORD = re.compile(TOKEN_PATTERN)  # fullmatch: a run of word characters, or one CJK one
+_TOKEN = re.compile(TOKEN_PATTERN)
 _WORDS = re.compile(r"\w+")
-# Estimates, in microseconds, for choosing how to count a query of several units: per
-# term whose postings are read, per posting (with its positions), per report file read
-# and counted instead (measured on the 10k bench corpus).
+# Estimates, in microseconds, for choosing how to count a query of several tokens: per
+# term whose postings are read, per posting (with its positions), per report whose text
+# is counted (measured on the 10k bench corpus).
 _TERM_US = 15
 _POSTING_US = 1
-_WORD_POSTING_US = 0.4  # a word's posting: no positions
 _BLOCK = 128  # postings per block (Whoosh's default)
-_FILE_US = 70
-# Past this cost, see whether the files of only the best candidates would do.
+_TEXT_US = 8
+# Past this cost, see whether counting in only the best candidates would do.
 _BOUNDS_US = 20_000
 # Dates rank as day numbers made positive; 0 is undated (ranks last).
 _DAY_SHIFT = 800_000  # day numbers from 0001-01-01 (-719162) up become positive
@@ -202,7 +204,7 @@ def search_reports(
     with _searcher(ctx) as searcher:
         if searcher is None:
             return SearchReportsResult(results=[])
-        segments = _segments(ctx, searcher, files)
+        segments = _segments(ctx, searcher)
         match: Literal["exact", "words"] = "exact"
         found = [(s, s.occurrences(lowered, command_filter, max_results)) for s in segments]
         words = query_words(lowered)
@@ -223,6 +225,8 @@ def search_reports(
             if len(results) >= max_results or len(best) < n:
                 break
             n += max_results - len(results)
+            if match == "exact":  # counted for the best max_results only: now for n
+                found = [(s, s.occurrences(lowered, command_filter, n)) for s in segments]
     return SearchReportsResult(results=results[:max_results])
 
 
@@ -480,22 +484,55 @@ class _SegmentMemo:
         self.lexicons: dict[str, _Lexicon] = {}
         self.day_ranks: list[int] | None = None
         self.deleted: tuple[int, frozenset[int]] = (0, frozenset())
+        # Where each document's text is in the text column: (offsets, lengths).
+        self.text_layout: tuple[Sequence[int], Sequence[int]] | None = None
+
+
+class _Texts:
+    """The lower-cased text (UTF-8) of a segment's documents, from the index's column.
+
+    Reads each text with one pread from the segment's file, past Whoosh's column reader
+    (which costs as much again); a column whose file is laid out otherwise is read
+    through Whoosh.
+    """
+
+    def __init__(self, reader: IndexReader, memo: _SegmentMemo) -> None:
+        perdoc = reader._perdoc
+        colfile, start, length = perdoc._colfiles.get("text") or perdoc._get_column_file("text")
+        perdoc._colfiles["text"] = (colfile, start, length)
+        if memo.text_layout is None:
+            column = TextColumn().reader(colfile, start, length, reader.doc_count_all())
+            memo.text_layout = (column._offsets, column._lengths)
+        self.offsets, self.lengths = memo.text_layout
+        self._fd = -1
+        inner = getattr(colfile, "file", None)
+        if isinstance(inner, SubFile) and hasattr(inner._file, "fileno"):
+            self._fd, self._base = inner._file.fileno(), inner._offset + start
+        elif hasattr(inner, "fileno"):
+            self._fd, self._base = inner.fileno(), start
+        self._column = colfile, start
+
+    def text(self, d: int) -> bytes:
+        length = self.lengths[d]
+        if self._fd >= 0:
+            return os.pread(self._fd, length, self._base + self.offsets[d])
+        colfile, start = self._column
+        return colfile.get(start + self.offsets[d], length)
 
 
 class _Segment:
     """One segment of the reports index: counts occurrences in its documents."""
 
-    def __init__(self, reader: IndexReader, memo: _SegmentMemo, files: _Files) -> None:
+    def __init__(self, reader: IndexReader, memo: _SegmentMemo) -> None:
         self.reader = reader
         self.memo = memo
-        self.files = files
         segment = reader.segment()
         count = segment.deleted_count()
         if memo.deleted[0] != count:  # deletions only ever grow within a segment
             memo.deleted = (count, frozenset(segment.deleted_docs()))
         self.deleted = memo.deleted[1]
 
-    def lexicon(self, fieldname: str) -> _Lexicon:
+    def lexicon(self, fieldname: str = "content") -> _Lexicon:
         lex = self.memo.lexicons.get(fieldname)
         if lex is None:
             lex = self.memo.lexicons[fieldname] = _Lexicon(self.reader, fieldname)
@@ -561,20 +598,18 @@ class _Segment:
         within = None if command is None else self.command_docs(command)
         if within == []:
             return {}
-        units = _UNIT.findall(lowered)
-        if len(units) == 1:
-            unit = units[0]
-            fieldname = "content" if _ONE_WORD.fullmatch(unit) else "units"
-            counts = self._count_inside(fieldname, unit, within)
-        else:
-            counts = self._count_across(lowered, units, within, top)
-        if within is not None:
-            inside = set(within)
-            counts = {d: c for d, c in counts.items() if d in inside}
-        if self.deleted:
-            for d in self.deleted.intersection(counts):
-                del counts[d]
-        return counts
+        spans = [m.span() for m in _TOKEN.finditer(lowered)]
+        if len(spans) == 1 and spans[0] == (0, len(lowered)):
+            counts = self._count_inside(lowered, within)
+            if within is not None:
+                inside = set(within)
+                counts = {d: c for d, c in counts.items() if d in inside}
+            if self.deleted:
+                for d in self.deleted.intersection(counts):
+                    del counts[d]
+            return counts
+        docs = None if within is None else set(within) - self.deleted
+        return self._count_across(lowered, spans, docs, top)
 
     def all_words(self, words: list[str], command: str | None) -> dict[int, float]:
         """{docnum: occurrences of all words} for the documents that hold every word."""
@@ -589,15 +624,15 @@ class _Segment:
                 return {}
         return total or {}
 
-    def _count_inside(self, fieldname: str, s: str, within: list[int] | None) -> dict[int, float]:
-        """Occurrences of ``s`` that lie inside one term: (times in the term) x (term's
-        frequency in the document), summed over the terms that hold ``s``."""
-        lex = self.lexicon(fieldname)
+    def _count_inside(self, s: str, within: list[int] | None) -> dict[int, float]:
+        """Occurrences of ``s`` that lie inside one token: (times in the token) x (the
+        token's frequency in the document), summed over the tokens that hold ``s``."""
+        lex = self.lexicon()
         acc: dict[int, float] = {}
         for k in lex.containing(s):
             times = float(lex.term(k).count(s))
             part: dict[int, float] = {}
-            for ids, weights, _ in self._blocks(fieldname, k, within):
+            for ids, weights, _ in self._blocks("content", k, within):
                 # Whoosh stores a block's weights (frequencies) as None when all are 1,
                 # one float when all are equal, else one per posting.
                 if weights is None or isinstance(weights, float):
@@ -615,196 +650,147 @@ class _Segment:
         return acc
 
     def _count_across(
-        self, lowered: str, units: list[str], within: list[int] | None, top: int | None
+        self, lowered: str, spans: list[tuple[int, int]], docs: set[int] | None, top: int | None
     ) -> dict[int, float]:
-        """Occurrences of a query of several units, from the positions of its units."""
-        lex = self.lexicon("units")
-        last = len(units) - 1
+        """Occurrences of a query of several tokens (``spans``), in the live documents
+        ``docs`` (None: all): the positions of its tokens find where it can be, the
+        texts count it."""
+        lex = self.lexicon()
         choices: list[list[int]] = []
-        for i, unit in enumerate(units):
-            if i == 0:
-                choices.append(lex.ending_with(unit))
-            elif i == last:
-                choices.append(lex.starting_with(unit))
+        for a, b in spans:
+            token = lowered[a:b]
+            if a == 0:
+                choices.append(lex.ending_with(token))
+            elif b == len(lowered):
+                choices.append(lex.starting_with(token))
             else:
-                choices.append(lex.equal_to(unit))
+                choices.append(lex.equal_to(token))
             if not choices[-1]:
                 return {}
-        docs = self._holding_the_words(units, None if within is None else set(within))
-        if docs is not None and not docs:
-            return {}
-        # Read the units' postings, cheapest first: each narrows the documents the next
-        # reads blocks for. Once reading the rest would cost more than reading the files
-        # of the documents left (or of those that can be among the best), read those.
-        costs = [lex.cost_us(ks, None if docs is None else len(docs)) for ks in choices]
-        order = sorted(range(len(units)), key=costs.__getitem__)
-        # Per unit read, {docnum: positions value}; where several terms fit the unit in
+        # Read the tokens' postings, cheapest first: each narrows the documents the next
+        # reads blocks for. Once reading the rest would cost more than counting in the
+        # documents left (or in those that can be among the best), count in those.
+        costs = [lex.cost_us(ks) for ks in choices]
+        order = sorted(range(len(spans)), key=costs.__getitem__)
+        # Per token read, {docnum: positions value}; where several terms fit the token in
         # one document, their values joined (a value is a 4-byte count, then the
         # positions: see ArrayPositions).
-        found: list[dict[int, bytes] | None] = [None] * len(units)
-        first_terms: list[tuple[int, dict[int, bytes]]] = []
+        found: list[dict[int, bytes] | None] = [None] * len(spans)
         for step, i in enumerate(order):
             if docs is not None:
                 rest = sum(lex.cost_us(choices[j], len(docs)) for j in order[step:])
-                # Bounds from two units or more are close enough to guide the files read.
+                if rest > len(docs) * _TEXT_US:
+                    break
+                # Bounds from two tokens or more are close enough to guide the counting;
+                # from one, a phrase rarer than its words would be counted nearly everywhere.
                 if top is not None and step >= 2 and rest > _BOUNDS_US:
                     bounds = _bounds(found, docs)
-                    if rest > _to_verify(bounds, top) * _FILE_US:
-                        return self._count_in_files(set(bounds), lowered, bounds, top)
-                if rest > len(docs) * _FILE_US:
-                    return self._count_in_files(docs, lowered, None, None)
+                    docs = set(bounds)
+                    if rest > _to_count(bounds, top) * _TEXT_US:
+                        break
             sorted_docs = None if docs is None else sorted(docs)
             merged: dict[int, bytes] = {}
             for k in choices[i]:
                 per_doc: dict[int, bytes] = {}
-                for ids, _, values in self._blocks("units", k, sorted_docs):
+                for ids, _, values in self._blocks("content", k, sorted_docs):
                     per_doc.update(zip(ids, values))
                 if docs is not None:
                     per_doc = {d: per_doc[d] for d in per_doc.keys() & docs}
-                if i == 0:
-                    first_terms.append((len(lex.term(k)), per_doc))
                 both = merged.keys() & per_doc.keys()
                 joined = {d: merged[d] + per_doc[d][4:] for d in both}
                 merged.update(per_doc)
                 merged.update(joined)
             found[i] = merged
-            docs = set(merged) if docs is None else docs.intersection(merged)
+            docs = merged.keys() - self.deleted if docs is None else docs & merged.keys()
             if not docs:
                 return {}
         assert docs is not None
-        counts: dict[int, float] = {}
-        head, tail = len(units[0]), len(units[-1])
-        for d, n in _bounds(found, docs).items():
-            if n == 1:
-                counts[d] = 1.0
-                continue
-            ordered = sorted(_starts(found, d))
-            if all(b - a > last for a, b in pairwise(ordered)):
-                counts[d] = float(n)
-            else:  # occurrences may overlap: that needs the length of each first unit
-                lengths = {
-                    p: length
-                    for length, per_doc in first_terms
-                    if d in per_doc
-                    for p in decode_positions(per_doc[d])
-                }
-                counts[d] = float(_non_overlapping(ordered, lengths, last, head, tail))
-        return counts
+        needle = lowered.encode("utf-8")
+        if top is not None and any(found):
+            return self._count_best(found, docs, needle, top)
+        texts = _Texts(self.reader, self.memo)
+        counts = ((d, texts.text(d).count(needle)) for d in docs)
+        return {d: float(n) for d, n in counts if n}
 
-    def _holding_the_words(self, units: list[str], docs: set[int] | None) -> set[int] | None:
-        """Narrows the documents down to those holding the words of the units, where
-        that is cheap: a word's postings cost less than a unit's, which carry positions.
-        None: no narrowing done (every document may hold the query)."""
-        words = self.lexicon("content")
-        last = len(units) - 1
-        wanted: list[tuple[int, list[int]]] = []
-        for i, unit in enumerate(units):
-            if (m := _ONE_WORD.match(unit)) is None:
-                continue  # a unit of punctuation alone
-            if i == 0:
-                ks = words.ending_with(m.group())
-            elif i == last:
-                ks = words.starting_with(m.group())
-            else:
-                ks = words.equal_to(m.group())
-            if not ks:
-                return set()
-            wanted.append((sum(words.doc_counts[k] for k in ks), ks))
-        wanted.sort()
-        total = self.reader.doc_count_all()
-        for held_by, ks in wanted:
-            cost = len(ks) * _TERM_US + held_by * _WORD_POSTING_US
-            if held_by * 32 > total or (docs is not None and cost * 2 > len(docs) * _FILE_US):
-                break  # too common to narrow much down
-            sorted_docs = None if docs is None else sorted(docs)
-            holding: set[int] = set()
-            for k in ks:
-                for ids, _, _ in self._blocks("content", k, sorted_docs):
-                    holding.update(ids)
-            docs = holding if docs is None else docs & holding
-            if not docs:
-                break
-        return docs
-
-    def _count_in_files(
-        self, docs: set[int], lowered: str, bounds: dict[int, int] | None, top: int | None
+    def _count_best(
+        self, found: list[dict[int, bytes] | None], docs: set[int], needle: bytes, top: int
     ) -> dict[int, float]:
-        """Counts in the files. With ``bounds`` (at most so many occurrences per document)
-        and ``top``: only until no document left can be among the ``top`` best."""
-        counts: dict[int, float] = {}
+        """The counts of the ``top`` best documents (at least), looked at in order of how
+        often each holds its rarest token read: where the tokens are placed as in the
+        query is found only for those, and the text counted only where they are."""
+        placed = _placement(found)
+        read = [token for token in found if token is not None]
+        # A positions value is 4 bytes, then 4 per position: its length orders the same.
+        order = list(docs)
+        sizes = list(map(len, map(read[0].__getitem__, order)))
+        for token in read[1:]:
+            sizes = list(map(min, sizes, map(len, map(token.__getitem__, order))))
+        by_size: dict[int, list[int]] = {}
+        for d, size in zip(order, sizes, strict=True):
+            if (group := by_size.get(size)) is None:
+                by_size[size] = [d]
+            else:
+                group.append(d)
+        texts = _Texts(self.reader, self.memo)
         ranks = self.day_ranks()
-        order: Iterator[int] | list[int] = iter(docs)
-        if bounds is not None and top is not None:
-            order = sorted(docs, key=lambda d: (bounds[d], ranks[d]), reverse=True)
+        counts: dict[int, float] = {}
         best: list[tuple[int, int]] = []  # a heap of the top (count, day rank) so far
-        pruning = bounds is not None and top is not None
-        for d in order:
-            if pruning and len(best) == top and (bounds[d], ranks[d]) < best[0]:  # type: ignore[index]
-                break  # this one and every later one rank below the top so far
-            if d in self.deleted:
-                continue
-            text = self.files.text(self.reader.stored_fields(d)["key"])
-            if text is not None and (n := text.lower().count(lowered)):
-                counts[d] = float(n)
-                heapq.heappush(best, (n, ranks[d]))
-                if top is not None and len(best) > top:
-                    heapq.heappop(best)
+        for size in sorted(by_size, reverse=True):
+            most = (size - 4) >> 2
+            if len(best) == top and most < best[0][0]:
+                break  # these, and all that hold their rarest token less, rank below
+            for d in sorted(by_size[size], key=ranks.__getitem__, reverse=True):
+                if len(best) == top and (most, ranks[d]) < best[0]:
+                    break
+                bound = placed(d)
+                if not bound or (len(best) == top and (bound, ranks[d]) < best[0]):
+                    continue
+                if n := texts.text(d).count(needle):
+                    counts[d] = float(n)
+                    heapq.heappush(best, (n, ranks[d]))
+                    if len(best) > top:
+                        heapq.heappop(best)
         return counts
 
 
-def _starts(found: list[dict[int, bytes] | None], d: int) -> set[int]:
-    """In document d, the positions p where each unit read so far (unit i) is at p + i."""
-    return _bounds(found, {d}, sizes=False).get(d, set())  # type: ignore[return-value]
-
-
-def _bounds(
-    found: list[dict[int, bytes] | None], docs: set[int], sizes: bool = True
-) -> dict[int, Any]:
-    """{docnum: how often the units read so far are where the query has them}: at least
-    the occurrences of the query, for the documents where it can occur (with ``sizes``
-    false, the positions themselves)."""
-    read = [((-i).__add__, unit) for i, unit in enumerate(found) if unit is not None]
-    (shift, first), rest = read[0], read[1:]
+def _placement(found: list[dict[int, bytes] | None]) -> Callable[[int], int]:
+    """docnum -> how often the tokens read so far are where the query has them: at least
+    the occurrences of the query in that document."""
+    read = [(i, token) for i, token in enumerate(found) if token is not None]
+    (i0, first), rest = read[0], read[1:]
+    if not rest:
+        return lambda d: (len(first[d]) - 4) >> 2  # see ArrayPositions
+    # Token i of an occurrence starting at token s is at s + i: the positions of token i,
+    # shifted by i0 - i, meet those of token i0 once per place the tokens line up.
+    shifted = [((i0 - i).__add__, token) for i, token in rest]
     decode = decode_positions
-    bounds: dict[int, Any] = {}
-    for d in docs:  # the hot loop of phrase searches: kept lean
-        starts = set(map(shift, decode(first[d])))
-        for shift_i, unit in rest:
-            starts.intersection_update(map(shift_i, decode(unit[d])))
+
+    def placed(d: int) -> int:  # the hot loop of phrase searches: kept lean
+        starts = set(decode(first[d]))
+        for shift, token in shifted:
+            starts.intersection_update(map(shift, decode(token[d])))
             if not starts:
-                break
-        else:
-            bounds[d] = len(starts) if sizes else starts
-    return bounds
+                return 0
+        return len(starts)
+
+    return placed
 
 
-def _to_verify(bounds: dict[int, int], top: int) -> int:
-    """About how many files finding the ``top`` best would read."""
+def _bounds(found: list[dict[int, bytes] | None], docs: set[int]) -> dict[int, int]:
+    """{docnum: _placement} for the documents where the query can occur."""
+    placed = _placement(found)
+    return {d: n for d in docs if (n := placed(d))}
+
+
+def _to_count(bounds: dict[int, int], top: int) -> int:
+    """About how many texts finding the ``top`` best would count in."""
     if len(bounds) <= top:
         return len(bounds)
     least = heapq.nlargest(top, bounds.values())[-1]
     return sum(1 for n in bounds.values() if n >= least)
 
 
-def _non_overlapping(
-    starts: list[int], lengths: dict[int, int], last: int, head: int, tail: int
-) -> int:
-    """How many occurrences str.count would count: leftmost first, none overlapping.
-
-    An occurrence starting at unit p (its last ``head`` characters) ends inside unit
-    p+last (its first ``tail`` characters); the next may start in that same unit only if
-    the two fit in it side by side. ``lengths``: the length of the unit at each start.
-    """
-    count, previous = 0, -(1 << 62)
-    for p in starts:
-        end = previous + last
-        if p > end or (p == end and tail + head <= lengths[p]):
-            count += 1
-            previous = p
-    return count
-
-
-def _segments(ctx: QueryContext, searcher: Searcher, files: _Files) -> list[_Segment]:
+def _segments(ctx: QueryContext, searcher: Searcher) -> list[_Segment]:
     memos: dict[Any, _SegmentMemo] = ctx.memo.setdefault("reports.segments", {})
     segments = []
     live = set()
@@ -817,7 +803,7 @@ def _segments(ctx: QueryContext, searcher: Searcher, files: _Files) -> list[_Seg
         memo = memos.get(segid)
         if memo is None:
             memo = memos[segid] = _SegmentMemo()
-        segments.append(_Segment(reader, memo, files))
+        segments.append(_Segment(reader, memo))
     for segid in set(memos) - live:  # merged away
         del memos[segid]
     return segments

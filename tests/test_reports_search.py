@@ -486,10 +486,11 @@ def test_get_report_never_follows_a_symlink_out_of_the_reports_folder(
 @pytest.mark.parametrize(
     ("seed", "plan"),
     [
-        (1, {}),  # as shipped: positions, or the files of the few reports left
-        (2, {"_FILE_US": 10**9}),  # always positions
-        (3, {"_FILE_US": 0, "_BOUNDS_US": 10**12}),  # the files, once a unit has narrowed
-        (4, {"_FILE_US": 0, "_BOUNDS_US": 0}),  # the files of only the best candidates
+        (1, {}),  # as shipped: positions, then the texts of the best candidates
+        (2, {"_TEXT_US": 10**9}),  # the positions of every token
+        (3, {"_TEXT_US": 0, "_BOUNDS_US": 10**12}),  # the texts, once a token has narrowed
+        (4, {"_TEXT_US": 1, "_BOUNDS_US": 0}),  # the texts of only the best candidates
+        (5, {"SubFile": type("Other", (), {})}),  # texts read through Whoosh's column file
     ],
 )
 def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(

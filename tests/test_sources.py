@@ -138,12 +138,12 @@ def test_the_fast_formats_make_exactly_whooshs_postings(seed: int) -> None:
     from whoosh.formats import Frequency, Positions
 
     from indexer.sources.base import FastFrequency, words_analyzer
-    from indexer.sources.reports import ArrayPositions, units_analyzer
+    from indexer.sources.reports import ArrayPositions, tokens_analyzer
 
     frequency, fast_frequency = Frequency(field_boost=1.5), FastFrequency(field_boost=1.5)
     positions = ArrayPositions()
     for text in _random_texts(seed, 300):
-        for analyzer in (words_analyzer(), units_analyzer()):
+        for analyzer in (words_analyzer(), tokens_analyzer()):
             assert sorted(fast_frequency.word_values(text, analyzer)) == sorted(
                 frequency.word_values(text, analyzer)
             ), text

@@ -7,10 +7,12 @@ import sys
 from array import array
 from collections.abc import Sequence
 from datetime import date
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
+from whoosh.columns import VarBytesColumn
+from whoosh.fields import COLUMN, ID, NUMERIC, STORED, TEXT, Schema
 from whoosh.system import pack_uint
+from whoosh.util.numlists import GrowableArray
 
 from indexer.sources.base import (
     CJK_CHARS,
@@ -19,19 +21,15 @@ from indexer.sources.base import (
     LowerFirstTokenizer,
     Parsed,
     is_hidden,
-    words_field,
 )
 
-# Besides its words, the content is indexed as "units" of its lower-cased text: a run of
-# word characters (or one CJK character) together with the run of other characters that
-# follows it; a text that starts with other characters has that run as a unit of its own.
-# Every character belongs to exactly one unit, so any substring of the text is a suffix of
-# one unit, whole units, then a prefix of another: with positions stored, the index alone
-# finds and counts every occurrence of any query (query/reports.py relies on this).
-UNIT_PATTERN = (
-    rf"(?:[{CJK_CHARS}]|[^\W{CJK_CHARS}]+)[^\w{CJK_CHARS}]*"
-    rf"|[^\w{CJK_CHARS}]+"
-)
+# The content is indexed as tokens of its lower-cased text: runs of word characters,
+# single CJK characters and runs of other characters that are not white space. Every
+# character but white space belongs to one token, so every occurrence of a query is a
+# run of consecutive tokens (the first may begin inside one, the last may end inside one),
+# and positions say where those runs are. The lower-cased text itself is kept too, in a
+# column: the tokens find the few reports a query can be in, the text counts it exactly.
+TOKEN_PATTERN = rf"[{CJK_CHARS}]|[^\W{CJK_CHARS}]+|[^\w\s]+"
 
 # A YYYYMMDD must start its digit run; the dashed and underscored forms need their
 # separators. Scanned left to right; the first that is a real calendar date wins.
@@ -56,9 +54,9 @@ def date_from_name(name: str) -> date | None:
     return None
 
 
-def units_analyzer() -> LowerFirstTokenizer:
-    """The units of the lower-cased text (see UNIT_PATTERN)."""
-    return LowerFirstTokenizer(UNIT_PATTERN)
+def tokens_analyzer() -> LowerFirstTokenizer:
+    """The tokens of the lower-cased text (see TOKEN_PATTERN)."""
+    return LowerFirstTokenizer(TOKEN_PATTERN)
 
 
 class ArrayPositions(FastPositions):
@@ -94,24 +92,34 @@ def _decode_little_endian(valuestring: bytes) -> Sequence[int]:
 decode_positions = _decode_little_endian if sys.byteorder == "little" else _decode_big_endian
 
 
+class TextColumn(VarBytesColumn):
+    """Whoosh's column of byte strings, without its 4 GB limit on a segment's values."""
+
+    def writer(self, dbfile: Any) -> Any:
+        writer = self.Writer(dbfile, self.allow_offsets, self.write_offsets_cutoff)
+        writer._offsets = GrowableArray(allow_longs=True)
+        return writer
+
+
 class ReportsSource:
     name: ClassVar[str] = "reports"
     # 2: words of the lower-cased text; units with positions.
-    schema_version: ClassVar[int] = 2
+    # 3: tokens with positions, and the lower-cased text in a column.
+    schema_version: ClassVar[int] = 3
     scored: ClassVar[bool] = False  # ranked by occurrences, then date
 
     def schema(self) -> Schema:
-        units = TEXT(analyzer=units_analyzer(), phrase=True)
-        units.format = ArrayPositions(field_boost=units.format.field_boost)
+        content = TEXT(analyzer=tokens_analyzer(), phrase=True)
+        content.format = ArrayPositions(field_boost=content.format.field_boost)
         return Schema(
             command=ID(stored=True),
             report_name=STORED(),
             # Days since 1970-01-01, or -1 for an undated report (sorts last).
             day=NUMERIC(int, stored=True, sortable=True, signed=True),
-            # Words (frequencies): finds and counts a query inside one word.
-            content=words_field(),
-            # Units (positions): finds and counts any other query.
-            units=units,
+            # Tokens (positions): finds any query, and counts one inside a token.
+            content=content,
+            # The lower-cased text, UTF-8: counts any query in the reports found.
+            text=COLUMN(TextColumn()),
         )
 
     def wants_dir(self, parts: tuple[str, ...]) -> bool:
@@ -137,7 +145,7 @@ class ReportsSource:
                     "report_name": report_name,
                     "day": day.toordinal() - date(1970, 1, 1).toordinal() if day else -1,
                     "content": text,
-                    "units": text,
+                    "text": text.lower().encode("utf-8"),
                 }
             ]
         )

@@ -1,0 +1,77 @@
+"""TroveCodec: Whoosh's W3 codec with protocol-5 postings blocks, read by Whoosh as its own."""
+
+from __future__ import annotations
+
+import random
+import zlib
+from io import BytesIO
+from pathlib import Path
+from pickle import Unpickler
+
+from whoosh import index as whoosh_index
+from whoosh.codec.whoosh3 import W3Codec
+from whoosh.fields import ID, TEXT, Schema
+from whoosh.query import Phrase, Term
+
+from indexer.codec import BLOCK_PROTOCOL, TroveCodec
+
+WORDS = ["proxy", "timeout", "decode", "join", "meeting", "pac", "winhttp", "retry"]
+
+
+def _build(folder: Path, codec: W3Codec, texts: list[str]) -> whoosh_index.Index:
+    folder.mkdir()
+    schema = Schema(key=ID(stored=True), body=TEXT(phrase=True))
+    ix = whoosh_index.create_in(str(folder), schema)
+    writer = ix.writer(codec=codec)
+    for i, text in enumerate(texts):
+        writer.add_document(key=str(i), body=text)
+    writer.commit()
+    return ix
+
+
+def _postings(ix: whoosh_index.Index, word: str) -> list[tuple[int, float, list[int]]]:
+    with ix.searcher() as searcher:
+        matcher = searcher.postings("body", word)
+        out = []
+        while matcher.is_active():
+            out.append((matcher.id(), matcher.weight(), matcher.value_as("positions")))
+            matcher.next()
+        return out
+
+
+def test_whoosh_reads_trove_codec_postings_as_it_reads_its_own(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    # Enough documents for several blocks of 128 postings per word.
+    texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randrange(1, 60))) for _ in range(600)]
+    theirs = _build(tmp_path / "w3", W3Codec(), texts)
+    ours = _build(tmp_path / "trove", TroveCodec(), texts)
+    for word in WORDS:
+        expected = _postings(theirs, word)
+        assert len(expected) > 3 * 128
+        assert _postings(ours, word) == expected
+    with theirs.searcher() as a, ours.searcher() as b:
+        for first, second in zip(WORDS, WORDS[1:] + WORDS[:1], strict=True):
+            phrase = Phrase("body", [first, second])
+            assert sorted(h["key"] for h in b.search(phrase, limit=None)) == sorted(
+                h["key"] for h in a.search(phrase, limit=None)
+            )
+        assert b.search(Term("body", "proxy")).scored_length() > 0
+
+
+def test_trove_codec_blocks_are_pickled_with_protocol_5(tmp_path: Path) -> None:
+    texts = ["proxy timeout proxy"] * 300
+    ix = _build(tmp_path / "trove", TroveCodec(), texts)
+    with ix.reader() as reader:
+        (leaf, _), *_ = reader.leaf_readers()
+        terms = leaf._terms
+        offset, length = terms.term_info("body", b"proxy").extent()
+        if isinstance(length, tuple):
+            (length,) = length
+        data = terms._postfile.get(offset, length)
+    stream = BytesIO(data)
+    stream.seek(8)  # the 4-byte magic, then the first block's 4-byte length
+    info = Unpickler(stream).load()
+    size = int.from_bytes(data[4:8], "big", signed=True)
+    block = data[stream.tell() : 8 + abs(size)]
+    raw = zlib.decompress(block) if info[3] else block
+    assert raw[:2] == bytes([0x80, BLOCK_PROTOCOL])
