@@ -297,7 +297,7 @@ def report(result: dict[str, Any], have_rg: bool) -> list[str]:
         "",
         (
             f"== {size} reports: first query after opening {result['first_query_ms']:.0f} ms, "
-            f"first needing the unit term lists {result['first_units_query_ms']:.0f} ms; "
+            f"first phrase {result['first_units_query_ms']:.0f} ms; "
             f"process RSS {result['rss_mb'][0]} MB after those, {result['rss_mb'][1]} MB at the end"
         ),
         (
