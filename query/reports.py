@@ -498,8 +498,9 @@ class _Texts:
 
     def __init__(self, reader: IndexReader, memo: _SegmentMemo) -> None:
         perdoc = reader._perdoc
-        colfile, start, length = perdoc._colfiles.get("text") or perdoc._get_column_file("text")
-        perdoc._colfiles["text"] = (colfile, start, length)
+        if "text" not in perdoc._colfiles:  # Whoosh keeps the column files it opened here
+            perdoc._colfiles["text"] = perdoc._get_column_file("text")
+        colfile, start, length = perdoc._colfiles["text"]
         if memo.text_layout is None:
             column = TextColumn().reader(colfile, start, length, reader.doc_count_all())
             memo.text_layout = (column._offsets, column._lengths)
@@ -676,6 +677,7 @@ class _Segment:
         # one document, their values joined (a value is a 4-byte count, then the
         # positions: see ArrayPositions).
         found: list[dict[int, bytes] | None] = [None] * len(spans)
+        bounds: dict[int, int] | None = None  # _bounds of the tokens read, when worked out
         for step, i in enumerate(order):
             if docs is not None:
                 rest = sum(lex.cost_us(choices[j], len(docs)) for j in order[step:])
@@ -702,23 +704,30 @@ class _Segment:
                 merged.update(joined)
             found[i] = merged
             docs = merged.keys() - self.deleted if docs is None else docs & merged.keys()
+            bounds = None
             if not docs:
                 return {}
         assert docs is not None
         needle = lowered.encode("utf-8")
         if top is not None and any(found):
-            return self._count_best(found, docs, needle, top)
+            return self._count_best(found, docs, needle, top, bounds)
         texts = _Texts(self.reader, self.memo)
         counts = ((d, texts.text(d).count(needle)) for d in docs)
         return {d: float(n) for d, n in counts if n}
 
     def _count_best(
-        self, found: list[dict[int, bytes] | None], docs: set[int], needle: bytes, top: int
+        self,
+        found: list[dict[int, bytes] | None],
+        docs: set[int],
+        needle: bytes,
+        top: int,
+        bounds: dict[int, int] | None,
     ) -> dict[int, float]:
         """The counts of the ``top`` best documents (at least), looked at in order of how
         often each holds its rarest token read: where the tokens are placed as in the
-        query is found only for those, and the text counted only where they are."""
-        placed = _placement(found)
+        query is found only for those (unless ``bounds`` has it already for every one of
+        ``docs``), and the text counted only where they are."""
+        placed = bounds.__getitem__ if bounds is not None else _placement(found)
         read = [token for token in found if token is not None]
         # A positions value is 4 bytes, then 4 per position: its length orders the same.
         order = list(docs)
