@@ -324,6 +324,19 @@ def test_a_report_that_is_a_symlink_inside_the_root_is_searched_like_any(
     }
 
 
+def test_a_command_folder_swapped_for_a_symlink_out_of_the_root_is_not_read(
+    sample, reports_ctx, tmp_path
+) -> None:
+    ctx = reports_ctx()
+    assert {h.command_name for h in search_reports(ctx, "decode").results} >= {ZOOM}
+    outside = tmp_path / "outside"
+    (sample / ZOOM).rename(outside)  # the index still names its reports
+    os.symlink(outside, sample / ZOOM)
+    hits = search_reports(ctx, "decode").results
+    assert hits
+    assert ZOOM not in {h.command_name for h in hits}
+
+
 def test_a_reports_folder_without_reports_answers_nothing(tmp_path, reports_ctx) -> None:
     (tmp_path / "reports" / "empty_command").mkdir(parents=True)
     ctx = reports_ctx()
@@ -486,11 +499,12 @@ def test_get_report_never_follows_a_symlink_out_of_the_reports_folder(
 @pytest.mark.parametrize(
     ("seed", "plan"),
     [
-        (1, {}),  # as shipped: positions, then the texts of the best candidates
-        (2, {"_TEXT_US": 10**9}),  # the positions of every token
-        (3, {"_TEXT_US": 0, "_BOUNDS_US": 10**12}),  # the texts, once a token has narrowed
-        (4, {"_TEXT_US": 1, "_BOUNDS_US": 0}),  # the texts of only the best candidates
+        (1, {}),  # as shipped: the postings, then the texts of the best candidates
+        (2, {"_TEXT_US": 10**9}),  # the postings of every token
+        (3, {"_TEXT_US": 0}),  # the texts, once a token has narrowed
+        (4, {"_FOLLOW_MAX": 0, "_FOLLOW_GAIN": 1}),  # what follows a token is never used
         (5, {"SubFile": type("Other", (), {})}),  # texts read through Whoosh's column file
+        (6, {"_FOLLOW_MAX": 2}),  # what follows, only where the next token is 1-2 terms
     ],
 )
 def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(

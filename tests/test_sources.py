@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+import re
 from datetime import date
 
 import pytest
@@ -135,19 +136,43 @@ def _random_texts(seed: int, n: int) -> list[str]:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_fast_formats_make_exactly_whooshs_postings(seed: int) -> None:
-    from whoosh.formats import Frequency, Positions
+    from whoosh.formats import Frequency
 
     from indexer.sources.base import FastFrequency, words_analyzer
-    from indexer.sources.reports import ArrayPositions, tokens_analyzer
+    from indexer.sources.reports import tokens_analyzer
 
     frequency, fast_frequency = Frequency(field_boost=1.5), FastFrequency(field_boost=1.5)
-    positions = ArrayPositions()
     for text in _random_texts(seed, 300):
         for analyzer in (words_analyzer(), tokens_analyzer()):
             assert sorted(fast_frequency.word_values(text, analyzer)) == sorted(
                 frequency.word_values(text, analyzer)
             ), text
-            # Whoosh's own loop over tokens, with the same encoding of the positions.
-            assert sorted(positions.word_values(text, analyzer)) == sorted(
-                Positions.word_values(positions, text, analyzer)
-            ), text
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_next_tokens_postings_hold_the_frequency_and_every_token_that_follows(seed: int) -> None:
+    from whoosh.analysis import RegexTokenizer
+    from whoosh.formats import Frequency
+
+    from indexer.sources.reports import TOKEN_PATTERN, NextTokens, token_hash, tokens_analyzer
+
+    fmt = NextTokens(field_boost=1.5)
+    for text in _random_texts(seed, 300):
+        tokens = re.findall(TOKEN_PATTERN, text.lower())
+        values = list(fmt.word_values(text, tokens_analyzer()))
+        # Frequencies and weights as Whoosh's Frequency format has them.
+        assert sorted((w, n, weight) for w, n, weight, _ in values) == sorted(
+            (w, n, weight) for w, n, weight, _ in Frequency(field_boost=1.5).word_values(
+                text, tokens_analyzer()
+            )
+        ), text
+        for term, n, _, value in values:
+            assert fmt.decode_frequency(value) == n
+            assert fmt.decode_weight(value) == n * 1.5
+            after = {tokens[i + 1] for i in range(len(tokens) - 1) if tokens[i] == term}
+            hashes = [value[i : i + 4] for i in range(4, len(value), 4)]
+            assert hashes == sorted(set(hashes), key=lambda h: int.from_bytes(h, "little"))
+            assert set(hashes) == {token_hash(t) for t in after}, (text, term)
+        # Any other analyzer takes Whoosh's road through its tokens, to the same values.
+        other = RegexTokenizer(TOKEN_PATTERN)
+        assert sorted(fmt.word_values(text.lower(), other)) == sorted(values), text

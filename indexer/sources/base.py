@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from whoosh.analysis import LowercaseFilter, RegexTokenizer
 from whoosh.fields import TEXT, Schema
-from whoosh.formats import Frequency, Positions
+from whoosh.formats import Frequency
 from whoosh.system import pack_uint
 
 # Scripts written without spaces are indexed one character per token, so that any
@@ -64,21 +64,6 @@ class FastFrequency(Frequency):
         fb = self.field_boost
         counts = Counter(analyzer.expression.findall(value.lower()))
         return ((w, n, n * fb, pack_uint(n)) for w, n in counts.items())
-
-
-class FastPositions(Positions):
-    """Whoosh's Positions format, computed in one pass for a LowerFirstTokenizer."""
-
-    def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Any:
-        if type(analyzer) is not LowerFirstTokenizer or not isinstance(value, str):
-            yield from super().word_values(value, analyzer, **kwargs)
-            return
-        fb = self.field_boost
-        positions: dict[str, list[int]] = defaultdict(list)
-        for pos, term in enumerate(analyzer.expression.findall(value.lower())):
-            positions[term].append(pos)
-        for w, poslist in positions.items():
-            yield (w, len(poslist), len(poslist) * fb, self.encode(poslist))
 
 
 def words_field() -> TEXT:

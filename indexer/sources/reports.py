@@ -5,18 +5,20 @@ from __future__ import annotations
 import re
 import sys
 from array import array
-from collections.abc import Sequence
+from collections import Counter, defaultdict
 from datetime import date
+from itertools import pairwise
 from typing import Any, ClassVar
+from zlib import crc32
 
 from whoosh.columns import VarBytesColumn
 from whoosh.fields import COLUMN, ID, NUMERIC, STORED, TEXT, Schema
-from whoosh.system import pack_uint
+from whoosh.formats import Frequency
+from whoosh.system import pack_uint, unpack_uint
 from whoosh.util.numlists import GrowableArray
 
 from indexer.sources.base import (
     CJK_CHARS,
-    FastPositions,
     FileData,
     LowerFirstTokenizer,
     Parsed,
@@ -26,9 +28,9 @@ from indexer.sources.base import (
 # The content is indexed as tokens of its lower-cased text: runs of word characters,
 # single CJK characters and runs of other characters that are not white space. Every
 # character but white space belongs to one token, so every occurrence of a query is a
-# run of consecutive tokens (the first may begin inside one, the last may end inside one),
-# and positions say where those runs are. The lower-cased text itself is kept too, in a
-# column: the tokens find the few reports a query can be in, the text counts it exactly.
+# run of consecutive tokens (the first may begin inside one, the last may end inside one). The lower-cased text itself is kept too, in a
+# column: the tokens (and which tokens follow which) find the few reports a query can be
+# in, the text counts it exactly.
 TOKEN_PATTERN = rf"[{CJK_CHARS}]|[^\W{CJK_CHARS}]+|[^\w\s]+"
 
 # A YYYYMMDD must start its digit run; the dashed and underscored forms need their
@@ -59,37 +61,49 @@ def tokens_analyzer() -> LowerFirstTokenizer:
     return LowerFirstTokenizer(TOKEN_PATTERN)
 
 
-class ArrayPositions(FastPositions):
-    """Positions stored as one array of 32-bit little-endian integers.
+def token_hash(token: str) -> bytes:
+    """A token as NextTokens records it: CRC-32 of its UTF-8, 4 bytes little-endian."""
+    return crc32(token.encode("utf-8")).to_bytes(4, "little")
 
-    Whoosh's own encoding (pickled deltas) is smaller, but a search decodes the positions
-    of thousands of postings per query; an array decodes in one C call, several times
-    faster. Postings blocks are compressed anyway.
+
+class NextTokens(Frequency):
+    """Whoosh's Frequency format, and what follows each term.
+
+    A posting's value is the term's frequency in the document (4 bytes, as Frequency
+    stores it), then the distinct tokens that follow the term there: each token's
+    token_hash, in order of the hashes. Whether the second token of a query ever follows
+    its first in a report is then one ``bytes`` search in the first's posting for that
+    report, where lining up positions took a set per report. (A hash may also be found
+    astride two others: the text decides.)
     """
 
-    def encode(self, poslist: list[int]) -> bytes:
-        positions = array("I", poslist)
-        if sys.byteorder == "big":
-            positions.byteswap()
-        return pack_uint(len(positions)) + positions.tobytes()
+    posting_size = -1  # values of varying length
 
-    def decode_positions(self, valuestring: bytes) -> list[int]:
-        return list(decode_positions(valuestring))
+    def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Any:
+        if type(analyzer) is LowerFirstTokenizer and isinstance(value, str):
+            tokens = analyzer.expression.findall(value.lower())
+        else:
+            tokens = [t.text for t in analyzer(value, mode="index", **kwargs)]
+        fb = self.field_boost
+        counts = Counter(tokens)
+        hashes = {t: crc32(t.encode("utf-8")) for t in counts}
+        follows: dict[str, set[int]] = defaultdict(set)
+        for a, b in set(pairwise(tokens)):
+            follows[a].add(hashes[b])
+        for w, n in counts.items():
+            after = array("I", sorted(follows.get(w, ())))
+            if sys.byteorder == "big":
+                after.byteswap()
+            yield (w, n, n * fb, pack_uint(n) + after.tobytes())
 
+    def decode_frequency(self, valuestring: bytes) -> int:
+        return unpack_uint(valuestring[:4])[0]
 
-def _decode_big_endian(valuestring: bytes) -> Sequence[int]:
-    positions = array("I")
-    positions.frombytes(valuestring[4:])
-    positions.byteswap()
-    return positions
+    def decode_weight(self, valuestring: bytes) -> float:
+        return self.decode_frequency(valuestring) * self.field_boost
 
-
-def _decode_little_endian(valuestring: bytes) -> Sequence[int]:
-    return memoryview(valuestring)[4:].cast("I")  # no copy
-
-
-# The positions in an ArrayPositions value.
-decode_positions = _decode_little_endian if sys.byteorder == "little" else _decode_big_endian
+    def combine(self, vs: list[bytes]) -> bytes:
+        raise NotImplementedError("NextTokens values cannot be combined")
 
 
 class TextColumn(VarBytesColumn):
@@ -105,21 +119,26 @@ class ReportsSource:
     name: ClassVar[str] = "reports"
     # 2: words of the lower-cased text; units with positions.
     # 3: tokens with positions, and the lower-cased text in a column.
-    schema_version: ClassVar[int] = 3
+    # 4: tokens with what follows each (NextTokens) in place of positions.
+    schema_version: ClassVar[int] = 4
     scored: ClassVar[bool] = False  # ranked by occurrences, then date
 
     def schema(self) -> Schema:
-        content = TEXT(analyzer=tokens_analyzer(), phrase=True)
-        content.format = ArrayPositions(field_boost=content.format.field_boost)
+        content = TEXT(analyzer=tokens_analyzer(), phrase=False)
+        content.format = NextTokens(field_boost=content.format.field_boost)
         return Schema(
             command=ID(stored=True),
             report_name=STORED(),
             # Days since 1970-01-01, or -1 for an undated report (sorts last).
             day=NUMERIC(int, stored=True, sortable=True, signed=True),
-            # Tokens (positions): finds any query, and counts one inside a token.
+            # Tokens (with the tokens that follow each): finds any query, and counts one
+            # inside a token.
             content=content,
             # The lower-cased text, UTF-8: counts any query in the reports found.
             text=COLUMN(TextColumn()),
+            # The key (command/report_name), UTF-8: orders reports tied on count and
+            # date, and names the best, without reading stored fields.
+            sort_key=COLUMN(TextColumn()),
         )
 
     def wants_dir(self, parts: tuple[str, ...]) -> bool:
@@ -146,6 +165,7 @@ class ReportsSource:
                     "day": day.toordinal() - date(1970, 1, 1).toordinal() if day else -1,
                     "content": text,
                     "text": text.lower().encode("utf-8"),
+                    "sort_key": file.rel.encode("utf-8"),
                 }
             ]
         )
