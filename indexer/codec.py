@@ -1,7 +1,7 @@
 """The Whoosh codec trove writes its indexes with.
 
 Whoosh 2.7.4 pickles each block of postings with pickle protocol 2, which encodes every
-bytes object (a posting's positions) as a call to ``_codecs.encode``: unpickling a block
+bytes object (a posting's value) as a call to ``_codecs.encode``: unpickling a block
 of 128 postings with positions costs ~90 us, four times what protocol 5 costs (~20 us),
 and a phrase search decodes thousands of blocks. TroveCodec is Whoosh's W3 codec with
 protocol 5 blocks; Whoosh reads them with the same ``pickle.loads``.

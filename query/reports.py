@@ -458,7 +458,7 @@ class _Lexicon:
         return self.joined[self.starts[k] : end]
 
     def cost_us(self, ks: list[int], docs: int | None = None) -> float:
-        """About how long reading the postings (with positions) of these terms takes,
+        """About how long reading the postings of these terms takes,
         in blocks that may hold one of ``docs`` documents if given."""
         most = _BLOCK * docs if docs is not None else 1 << 62
         return sum(_TERM_US + min(self.doc_counts[k], most) * _POSTING_US for k in ks)

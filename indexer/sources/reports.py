@@ -119,7 +119,7 @@ class ReportsSource:
     name: ClassVar[str] = "reports"
     # 2: words of the lower-cased text; units with positions.
     # 3: tokens with positions, and the lower-cased text in a column.
-    # 4: tokens with what follows each (NextTokens) in place of positions.
+    # 4: tokens with what follows each (NextTokens) in place of positions; keys in a column.
     schema_version: ClassVar[int] = 4
     scored: ClassVar[bool] = False  # ranked by occurrences, then date
 
