@@ -35,7 +35,7 @@ import zlib
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from io import BytesIO
 from itertools import accumulate, chain, compress, repeat
@@ -371,7 +371,7 @@ class _Files:
     def path(self, key: str) -> str:
         return os.path.join(self._root, key)
 
-    def _inside(self, command: str) -> bool:
+    def _folder_inside(self, command: str) -> bool:
         """Whether a command's folder is inside the root: a folder there is; a symlink
         is if it leads inside."""
         path = os.path.join(self._root, command)
@@ -385,7 +385,7 @@ class _Files:
         command = key.partition("/")[0]
         inside = self._folders.get(command)
         if inside is None:
-            inside = self._folders[command] = self._inside(command)
+            inside = self._folders[command] = self._folder_inside(command)
         try:
             if not inside:
                 raise SkipFile("outside the root")
@@ -607,6 +607,16 @@ class _Segment:
                 return
             pos, low = end, high
 
+    def _postings(
+        self, k: int, within: Sequence[int] | None
+    ) -> Iterator[tuple[list[int], Iterable[float], Any]]:
+        """_blocks of the content term k, with the weights (frequencies) one per posting:
+        Whoosh stores them as None when all are 1, one float when all are equal."""
+        for ids, weights, values in self._blocks("content", k, within):
+            if weights is None or isinstance(weights, float):
+                weights = repeat(weights or 1.0)
+            yield ids, weights, values
+
     def command_docs(self, command: str) -> list[int]:
         found = self.lexicon("command").equal_to(command)
         return sorted(
@@ -658,15 +668,8 @@ class _Segment:
         for k in lex.containing(s):
             times = float(lex.term(k).count(s))
             part: dict[int, float] = {}
-            for ids, weights, _ in self._blocks("content", k, within):
-                # Whoosh stores a block's weights (frequencies) as None when all are 1,
-                # one float when all are equal, else one per posting.
-                if weights is None or isinstance(weights, float):
-                    part.update(dict.fromkeys(ids, (weights or 1.0) * times))
-                elif times == 1.0:
-                    part.update(zip(ids, weights))
-                else:
-                    part.update(zip(ids, [w * times for w in weights]))
+            for ids, weights, _ in self._postings(k, within):
+                part.update(zip(ids, weights if times == 1.0 else map(mul, weights, repeat(times))))
             _add(acc, part)
         return acc
 
@@ -733,9 +736,7 @@ class _Segment:
         acc: dict[int, float] = {}
         for k in ks:
             part: dict[int, float] = {}
-            for ids, weights, values in self._blocks("content", k, within):
-                if weights is None or isinstance(weights, float):
-                    weights = repeat(weights or 1.0)
+            for ids, weights, values in self._postings(k, within):
                 if follows is None:
                     part.update(zip(ids, weights))
                     continue
@@ -864,14 +865,14 @@ def _hit(
         return None
     lowered = text.lower()
     start, length = first_match(lowered, needles)
-    path = files.root / key
+    path = files.path(key)
     return ReportHit(
         report_name=name,
         command_name=command,
         date=iso_date(date_from_name(name)),
         excerpt=excerpt(text, lowered, start, start + length),
         link=report_link(settings, command, name, path),
-        path=str(path),
+        path=path,
         count=count,
         match=match,
     )

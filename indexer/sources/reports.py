@@ -23,6 +23,7 @@ from indexer.sources.base import (
     LowerFirstTokenizer,
     Parsed,
     is_hidden,
+    lower_first_terms,
 )
 
 # The content is indexed as tokens of its lower-cased text: runs of word characters,
@@ -80,9 +81,8 @@ class NextTokens(Frequency):
     posting_size = -1  # values of varying length
 
     def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Any:
-        if type(analyzer) is LowerFirstTokenizer and isinstance(value, str):
-            tokens = analyzer.expression.findall(value.lower())
-        else:
+        tokens = lower_first_terms(value, analyzer)
+        if tokens is None:
             tokens = [t.text for t in analyzer(value, mode="index", **kwargs)]
         fb = self.field_boost
         counts = Counter(tokens)
