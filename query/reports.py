@@ -35,7 +35,7 @@ import zlib
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from io import BytesIO
 from itertools import accumulate, chain, compress, repeat
@@ -425,9 +425,10 @@ class _Files:
 class _Lexicon:
     """A segment's terms of one field, and where each one's postings are.
 
-    All terms in one string, each between NULs; ``starts[k]`` is where term k begins.
-    A term may hold a NUL itself (the text did), so every hit is checked against the
-    bounds of the term it falls in.
+    All terms in one string, each after a NUL; ``starts[k]`` is where term k begins. The
+    terms are in order (Whoosh sorts them by their UTF-8 bytes: code point order), so
+    those that start with a string are a run, found by bisection. So are those that hold
+    one, in the terms' suffixes put in order (made on first use).
     """
 
     def __init__(self, reader: IndexReader, fieldname: str) -> None:
@@ -452,6 +453,8 @@ class _Lexicon:
         self.starts = array("Q", accumulate((len(t) + 1 for t in terms[:-1]), initial=1))
         if not terms:
             self.starts = array("Q")
+        # Every suffix of every term, in order: the term it ends and where it starts in it.
+        self._suffixes: tuple[array[int], array[int]] | None = None
 
     def term(self, k: int) -> str:
         end = self.starts[k + 1] - 1 if k + 1 < len(self.starts) else len(self.joined) - 1
@@ -463,42 +466,52 @@ class _Lexicon:
         most = _BLOCK * docs if docs is not None else 1 << 62
         return sum(_TERM_US + min(self.doc_counts[k], most) * _POSTING_US for k in ks)
 
-    def containing(self, s: str) -> list[int]:
-        return self._scan(s, s, 0)
-
-    def ending_with(self, s: str) -> list[int]:
-        return self._scan(s, s + "\0", 0, at_end=True)
-
     def starting_with(self, s: str) -> list[int]:
-        return self._scan(s, "\0" + s, 1, at_start=True)
+        lo, count = self._run(len(self.starts), self.term, s, prefix=True)
+        return list(range(lo, lo + count))
 
     def equal_to(self, s: str) -> list[int]:
-        return self._scan(s, "\0" + s + "\0", 1, at_start=True, at_end=True)
+        lo, count = self._run(len(self.starts), self.term, s, prefix=False)
+        return list(range(lo, lo + count))
 
-    def _scan(
-        self, s: str, needle: str, lead: int, *, at_start: bool = False, at_end: bool = False
-    ) -> list[int]:
-        """Terms holding ``s``, found as ``needle`` (``s`` begins ``lead`` chars into it)."""
-        out: list[int] = []
-        joined, starts, find = self.joined, self.starts, self.joined.find
-        count, n = len(starts), len(s)
-        i = find(needle)
-        while i >= 0:
-            at = i + lead
-            k = bisect_right(starts, at) - 1
-            begin = starts[k] if k >= 0 else 0
-            end = (starts[k + 1] - 1) if k + 1 < count else len(joined) - 1
-            if (
-                k >= 0
-                and at + n <= end
-                and (not at_start or at == begin)
-                and (not at_end or at + n == end)
-            ):
-                out.append(k)
-                i = find(needle, max(i + 1, end + 1 - lead))
-            else:
-                i = find(needle, i + 1)
-        return out
+    def containing(self, s: str) -> list[int]:
+        owners, _ = self._suffix_order()
+        lo, count = self._run(len(owners), self._suffix, s, prefix=True)
+        return sorted(set(owners[lo : lo + count]))
+
+    def ending_with(self, s: str) -> list[int]:
+        owners, _ = self._suffix_order()
+        lo, count = self._run(len(owners), self._suffix, s, prefix=False)
+        return sorted(owners[lo : lo + count])
+
+    @staticmethod
+    def _run(
+        size: int, key: Callable[[int], str], s: str, *, prefix: bool
+    ) -> tuple[int, int]:
+        """Where the run of ``key(0..size-1)`` (in order) equal to ``s``, or starting with it
+        if ``prefix``, begins, and its length."""
+        lo = bisect_left(range(size), s, key=key)
+        n = len(s)
+        within = (lambda i: key(i)[:n]) if prefix else key
+        return lo, bisect_right(range(lo, size), s, key=within)
+
+    def _suffix(self, i: int) -> str:
+        owners, offsets = self._suffix_order()
+        return self.term(owners[i])[offsets[i] :]
+
+    def _suffix_order(self) -> tuple[array[int], array[int]]:
+        if self._suffixes is None:
+            terms = [self.term(k) for k in range(len(self.starts))]
+            suffixes = [t[j:] for t in terms for j in range(len(t))]
+            order = sorted(range(len(suffixes)), key=suffixes.__getitem__)
+            del suffixes
+            owners = array("I", chain.from_iterable(repeat(k, len(t)) for k, t in enumerate(terms)))
+            offsets = array("I", chain.from_iterable(range(len(t)) for t in terms))
+            self._suffixes = (
+                array("I", map(owners.__getitem__, order)),
+                array("I", map(offsets.__getitem__, order)),
+            )
+        return self._suffixes
 
 
 class _SegmentMemo:

@@ -531,6 +531,31 @@ def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
     assert all(kinds[k] for k in kinds if k != "absent"), kinds
 
 
+def test_the_term_lookups_find_exactly_the_terms_a_scan_finds(tmp_path, reports_ctx) -> None:
+    """_Lexicon's bisections (terms in order; their suffixes in order) against a scan of
+    every term, with strings cut out of the terms (CJK, emoji, 'İ') and strings no term
+    holds."""
+    make_corpus(tmp_path / "reports", 7, reports=40)
+    ctx = reports_ctx()
+    reindex(ctx)
+    with ctx.indexes.searcher("reports") as searcher:
+        (segment,) = reports_module._segments(ctx, searcher)
+        lex = segment.lexicon()
+        terms = [lex.term(k) for k in range(len(lex.starts))]
+        assert len(terms) > 100 and any(not t.isascii() for t in terms)
+        rng = random.Random(7)
+        probes = {"", "zzqx", "\U0010ffff", terms[0], terms[-1], terms[-1] + "z"}
+        for _ in range(400):
+            t = rng.choice(terms)
+            a = rng.randrange(len(t))
+            probes.add(t[a : rng.randint(a + 1, len(t))] + rng.choice(("", "", "a", "中")))
+        for s in sorted(probes - {""}):
+            assert lex.equal_to(s) == [k for k, t in enumerate(terms) if t == s], s
+            assert lex.starting_with(s) == [k for k, t in enumerate(terms) if t.startswith(s)]
+            assert lex.ending_with(s) == [k for k, t in enumerate(terms) if t.endswith(s)], s
+            assert lex.containing(s) == [k for k, t in enumerate(terms) if s in t], s
+
+
 def test_the_reference_agrees_on_the_hand_written_sample(sample, reports_ctx) -> None:
     ctx = reports_ctx()
     for query in ("decode timeout", "DECODE", "日志分析", "timeout decode", "tim", ". ", "zzqx"):
