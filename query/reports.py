@@ -39,10 +39,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from io import BytesIO
 from itertools import accumulate, chain, compress, repeat
-from operator import add, contains, mul
+from operator import add, contains, itemgetter, mul
 from pathlib import Path
 from pickle import Unpickler, loads
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 from urllib.parse import quote, quote_from_bytes
 
 from pydantic import BaseModel, Field
@@ -165,6 +165,11 @@ def first_match(lowered: str, needles: list[str]) -> tuple[int, int]:
     return min(places) if places else (0, 0)
 
 
+# The characters that lower-case to more than one ('İ' -> 'i̇'); test_reports_search
+# checks this against the running Python's Unicode tables.
+LOWER_CHANGES_LENGTH = "\u0130"
+
+
 def excerpt(text: str, lowered: str, start: int, end: int) -> str:
     """The original text around ``lowered[start:end]`` (``lowered`` is ``text.lower()``).
 
@@ -228,10 +233,10 @@ def search_reports(
         n = max_results
         while True:
             best = _best(found, n)
-            for key, count in best:
-                if key not in hits:
-                    hits[key] = _hit(ctx.settings, files, key, count, match, needles)
-            results = [hit for key, _ in best if (hit := hits[key]) is not None]
+            for ranked in best:
+                if ranked.key not in hits:
+                    hits[ranked.key] = _hit(ctx.settings, files, ranked, match, needles)
+            results = [hit for ranked in best if (hit := hits[ranked.key]) is not None]
             if len(results) >= max_results or len(best) < n:
                 break
             n += max_results - len(results)
@@ -826,8 +831,17 @@ def _segments(ctx: QueryContext, searcher: Searcher) -> list[_Segment]:
     return segments
 
 
-def _best(found: list[tuple[_Segment, dict[int, float]]], n: int) -> list[tuple[str, int]]:
-    """The n best documents (most occurrences, newest, then by path): (key, count).
+class _Ranked(NamedTuple):
+    """A document among the best: its key, its count, where it is."""
+
+    key: str
+    count: int
+    segment: _Segment
+    doc: int
+
+
+def _best(found: list[tuple[_Segment, dict[int, float]]], n: int) -> list[_Ranked]:
+    """The n best documents (most occurrences, newest, then by path).
 
     Only the documents that can be among them are looked at closely: those with at least
     the n-th highest count, then those ranking at least as the n-th on count and date;
@@ -854,41 +868,62 @@ def _best(found: list[tuple[_Segment, dict[int, float]]], n: int) -> list[tuple[
             values = map(add, map(mul, map(counts.__getitem__, docs), repeat(_RANKS)), ranks)
             near.append((segment, counts, docs, list(values)))
     edge = heapq.nlargest(n, chain.from_iterable(values for *_, values in near))[-1]
-    chosen: list[tuple[float, str, int]] = []
+    chosen: list[tuple[float, str, _Ranked]] = []
     for segment, counts, docs, values in near:
         keys = _Column(segment.reader, segment.memo, "sort_key")
         keep = list(map(edge.__le__, values))
         for d, value in zip(compress(docs, keep), compress(values, keep), strict=True):
-            chosen.append((-value, keys.value(d).decode("utf-8"), int(counts[d])))
-    chosen.sort()
-    return [(key, count) for _, key, count in chosen[:n]]
+            key = keys.value(d).decode("utf-8")
+            chosen.append((-value, key, _Ranked(key, int(counts[d]), segment, d)))
+    chosen.sort(key=itemgetter(0, 1))  # a key is in one live document
+    return [ranked for *_, ranked in chosen[:n]]
 
 
 def _hit(
     settings: Settings,
     files: _Files,
-    key: str,
-    count: int,
+    ranked: _Ranked,
     match: Literal["exact", "words"],
     needles: list[str],
 ) -> ReportHit | None:
-    command, name = key.split("/")
-    text = files.text(key)
+    command, name = ranked.key.split("/")
+    text = files.text(ranked.key)
     if text is None:
         return None
-    lowered = text.lower()
-    start, length = first_match(lowered, needles)
-    path = files.path(key)
+    indexed = _Column(ranked.segment.reader, ranked.segment.memo, "text").value(ranked.doc)
+    if (found := _first_match_indexed(text, indexed, needles)) is not None:
+        quote_ = excerpt(text, text, *found)  # positions in the text itself
+    else:
+        lowered = text.lower()
+        start, length = first_match(lowered, needles)
+        quote_ = excerpt(text, lowered, start, start + length)
+    path = files.path(ranked.key)
     return ReportHit(
         report_name=name,
         command_name=command,
         date=iso_date(date_from_name(name)),
-        excerpt=excerpt(text, lowered, start, start + length),
+        excerpt=quote_,
         link=report_link(settings, command, name, path),
         path=path,
-        count=count,
+        count=ranked.count,
         match=match,
     )
+
+
+def _first_match_indexed(text: str, indexed: bytes, needles: list[str]) -> tuple[int, int] | None:
+    """first_match in ``text`` as (start, end), found in ``indexed``, the lower-cased
+    text the index keeps (UTF-8): this spares lower-casing the whole text. None unless
+    lower-casing kept each character before the match one character (so positions
+    carry over) and the match is there in ``text`` (the file may have changed since)."""
+    places = [(i, len(b), s) for s in needles if (i := indexed.find(b := s.encode())) >= 0]
+    if not places:
+        return None
+    at, _, needle = min(places)
+    start = len(indexed[:at].decode("utf-8", "replace"))
+    end = start + len(needle)
+    if any(text.find(c, 0, end) >= 0 for c in LOWER_CHANGES_LENGTH):
+        return None
+    return (start, end) if text[start:end].lower() == needle else None
 
 
 def _inside(root_real: str, path: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from query.cli import app
 from query.context import QueryContext
 from query.errors import TroveError
 from query.reports import (
+    LOWER_CHANGES_LENGTH,
     excerpt,
     first_match,
     get_report,
@@ -219,6 +221,14 @@ def test_the_excerpt_keeps_about_100_characters_each_side_with_ellipses(write, r
     assert hit.excerpt.startswith("...") and hit.excerpt.endswith("...")
     assert "Needle in the haystack" in hit.excerpt  # original case, white space collapsed
     assert 200 <= len(hit.excerpt) <= 220
+
+
+def test_lower_changes_length_lists_every_character_whose_lower_case_is_longer() -> None:
+    longer = [
+        chr(c) for c in range(sys.maxunicode + 1)
+        if not 0xD800 <= c <= 0xDFFF and len(chr(c).lower()) != 1
+    ]
+    assert longer == list(LOWER_CHANGES_LENGTH)
 
 
 def test_the_excerpt_is_cut_from_the_original_text_when_lower_casing_changes_lengths() -> None:
@@ -618,6 +628,21 @@ def test_cli_search_reports_with_a_bad_query_exits_2(sample, tmp_path) -> None:
         app, ["--config", config, "search", "reports", "x", "--command", "../x"]
     )
     assert result.exit_code == 2 and "INVALID_COMMAND_FILTER" in result.stderr
+
+
+def test_the_excerpt_comes_from_the_file_as_it_is_when_it_changed_since_indexing(
+    tmp_path, write, reports_ctx
+) -> None:
+    """The match is looked for in the index's copy of the text first: where the file
+    no longer has it there, the excerpt is still cut around the match in the file."""
+    write("reports/c/r_20251101.md", "x" * 50 + " Beta " + "y" * 400)
+    ctx = reports_ctx()
+    reindex(ctx)
+    now = "q" * 300 + " Beta " + "y" * 150
+    write("reports/c/r_20251101.md", now)  # not reindexed
+    (hit,) = search_reports(ctx, "beta").results
+    assert hit.excerpt == excerpt(now, now.lower(), 301, 305)
+    assert "Beta" in hit.excerpt
 
 
 def test_a_report_deleted_since_it_was_indexed_gives_its_place_to_the_next(
