@@ -51,6 +51,7 @@ from whoosh.filedb.compound import SubFile
 from whoosh.reading import IndexReader
 from whoosh.searching import Searcher
 
+from indexer.codec import PackedValues
 from indexer.config import Settings
 from indexer.sources.base import FileData, is_hidden
 from indexer.sources.reports import (
@@ -760,7 +761,7 @@ class _Segment:
                     continue
                 # In C: the block's hashes searched at once (mostly in vain), then each
                 # posting's.
-                block = b"".join(values)
+                block = values.data if isinstance(values, PackedValues) else b"".join(values)
                 if len(follows) == 1:
                     if follows[0] in block:
                         tests = map(contains, values, repeat(follows[0]))

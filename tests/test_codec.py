@@ -1,19 +1,22 @@
-"""TroveCodec: Whoosh's W3 codec with protocol-5 postings blocks, read by Whoosh as its own."""
+"""TroveCodec: Whoosh's W3 codec with protocol-5 postings blocks of few objects, read by
+Whoosh as its own."""
 
 from __future__ import annotations
 
 import random
 import zlib
+from array import array
 from io import BytesIO
 from pathlib import Path
-from pickle import Unpickler
+from pickle import Unpickler, dumps, loads
 
+import pytest
 from whoosh import index as whoosh_index
 from whoosh.codec.whoosh3 import W3Codec
 from whoosh.fields import ID, TEXT, Schema
 from whoosh.query import Phrase, Term
 
-from indexer.codec import BLOCK_PROTOCOL, TroveCodec
+from indexer.codec import BLOCK_PROTOCOL, PackedValues, TroveCodec
 
 WORDS = ["proxy", "timeout", "decode", "join", "meeting", "pac", "winhttp", "retry"]
 
@@ -88,3 +91,32 @@ def test_trove_codec_blocks_are_pickled_with_protocol_5_and_not_compressed(
     assert info[3]
     assert zlib.decompress(block)[:2] == bytes([0x80, BLOCK_PROTOCOL])
     assert len(_postings(ix, "proxy")) == 300
+
+
+def test_trove_codec_blocks_hold_arrays_and_packed_values(tmp_path: Path) -> None:
+    rng = random.Random(6)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randrange(1, 30))) for _ in range(300)]
+    ix = _build(tmp_path / "trove", TroveCodec(), texts)
+    _, block = _first_block(ix, b"proxy")
+    ids, weights, values = loads(block)
+    assert isinstance(ids, array) and isinstance(weights, array)
+    assert isinstance(values, PackedValues) and len(values) == len(ids) == 128
+    # What Whoosh reads from them is what it wrote: the positions of each posting.
+    expected = _postings(_build(tmp_path / "w3", W3Codec(), texts), "proxy")[:128]
+    fmt = ix.schema["body"].format
+    assert [fmt.decode_positions(v) for v in values] == [p for *_, p in expected]
+
+
+def test_packed_values_behave_as_a_sequence_of_bytes() -> None:
+    values = [b"ab", b"", b"\x00c", b"def"]
+    packed = PackedValues.of(values)
+    assert len(packed) == 4 and list(packed) == values
+    assert [packed[i] for i in range(-4, 4)] == values + values
+    assert packed[1:3] == values[1:3] and packed[::-1] == values[::-1]
+    assert loads(dumps(packed, BLOCK_PROTOCOL)) == packed
+    assert list(loads(dumps(packed, 2))) == values
+    for i in (4, -5):
+        with pytest.raises(IndexError):
+            packed[i]
+    empty = PackedValues.of([])
+    assert len(empty) == 0 and list(empty) == [] and loads(dumps(empty)) == empty

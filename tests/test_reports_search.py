@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -13,8 +14,11 @@ from pathlib import Path
 import pytest
 from corpus import COMMANDS, make_corpus, mutate, queries
 from typer.testing import CliRunner
+from whoosh.codec.whoosh3 import W3PostingsWriter
 
 import query.reports as reports_module
+from indexer import codec, store
+from indexer.codec import TroveCodec
 from indexer.config import Settings
 from indexer.sources.base import is_hidden
 from indexer.sources.reports import ReportsSource, date_from_name
@@ -515,22 +519,50 @@ def test_get_report_never_follows_a_symlink_out_of_the_reports_folder(
         (4, {"_FOLLOW_MAX": 0, "_FOLLOW_GAIN": 1}),  # what follows a token is never used
         (5, {"SubFile": type("Other", (), {})}),  # texts read through Whoosh's column file
         (6, {"_FOLLOW_MAX": 2}),  # what follows, only where the next token is 1-2 terms
+        (7, {"blocklimit": 4}),  # postings in blocks of 4: blocks skipped and searched
+        (8, {"blocklimit": 4, "_TEXT_US": 10**9}),
     ],
 )
 def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
     tmp_path, reports_ctx, monkeypatch, seed, plan
 ) -> None:
     for name, value in plan.items():
-        monkeypatch.setattr(reports_module, name, value)
+        if name == "blocklimit":
+            monkeypatch.setattr(store, "TroveCodec", functools.partial(TroveCodec, value))
+        else:
+            monkeypatch.setattr(reports_module, name, value)
     root = tmp_path / "reports"
     corpus = make_corpus(root, seed, reports=70)
     ctx = reports_ctx()
     reindex(ctx)
     mutate(corpus, seed)  # a second segment, with deletions in the first
     reindex(ctx)
+    check_against_reference(ctx, root, corpus, seed, 150)
+
+
+def test_postings_blocks_written_by_whoosh_itself_are_read_all_the_same(
+    tmp_path, reports_ctx, monkeypatch
+) -> None:
+    """Indexes written before TroveCodec packed its blocks hold tuples of ints, floats
+    and bytes, as Whoosh writes them."""
+    for name in ("_mini_ids", "_mini_weights", "_mini_values"):
+        monkeypatch.setattr(codec._PostingsWriter, name, getattr(W3PostingsWriter, name))
+    root = tmp_path / "reports"
+    corpus = make_corpus(root, 8, reports=50)
+    ctx = reports_ctx()
+    reindex(ctx)
+    with ctx.indexes.searcher("reports") as searcher:
+        (segment,) = reports_module._segments(ctx, searcher)
+        k = max(range(len(segment.lexicon().starts)), key=segment.lexicon().doc_counts.__getitem__)
+        (_, _, values), *_ = segment._blocks("content", k)
+        assert isinstance(values, tuple)
+    check_against_reference(ctx, root, corpus, 8, 100)
+
+
+def check_against_reference(ctx: QueryContext, root: Path, corpus, seed: int, n: int) -> None:
     rng = random.Random(seed)
     kinds: dict[str, int] = {}
-    for kind, query in queries(corpus, seed, 150):
+    for kind, query in queries(corpus, seed, n):
         command = rng.choice(COMMANDS) if rng.random() < 0.2 else None
         max_results = rng.choice((1, 3, 10, 100))
         expected = reference_search(root, query, command, max_results)
