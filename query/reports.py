@@ -592,9 +592,11 @@ class _Segment:
 
     def _blocks(
         self, fieldname: str, k: int, within: Sequence[int] | None = None
-    ) -> Iterator[tuple[list[int], Any, Any]]:
+    ) -> Iterator[tuple[Iterator[int], Any, Any]]:
         """(docnums, weights, values) of each block of term k's postings; with ``within``
-        (sorted docnums), only the blocks that may hold one of them.
+        (sorted docnums), only the blocks that may hold one of them. The docnums come
+        as an iterator, worked out from the stored differences as it is read: where no
+        posting of a block is wanted, they are not.
 
         Reads Whoosh 2.7.4's postings file directly, a whole posting list at once: its
         matcher reads each block header with many small reads and costs several times
@@ -605,7 +607,7 @@ class _Segment:
         if offset < 0:
             info = self.reader._terms.term_info(fieldname, lex.term(k).encode("utf-8"))
             ids, weights, values = info.inlined_postings()
-            yield list(ids), weights, values
+            yield iter(ids), weights, values
             return
         data = self.reader._terms._postfile.get(offset, lex.lengths[k])
         if data[:4] != WHOOSH3_HEADER_MAGIC:
@@ -621,14 +623,14 @@ class _Segment:
             if within is None or bisect_right(within, high) > bisect_right(within, low):
                 block = data[stream.tell() : end]
                 ids, weights, values = loads(zlib.decompress(block) if compressed else block)
-                yield list(accumulate(ids)), weights, values
+                yield accumulate(ids), weights, values
             if size < 0 or end >= len(data):
                 return
             pos, low = end, high
 
     def _postings(
         self, k: int, within: Sequence[int] | None
-    ) -> Iterator[tuple[list[int], Iterable[float], Any]]:
+    ) -> Iterator[tuple[Iterator[int], Iterable[float], Any]]:
         """_blocks of the content term k, with the weights (frequencies) one per posting:
         Whoosh stores them as None when all are 1, one float when all are equal."""
         for ids, weights, values in self._blocks("content", k, within):
