@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from io import BytesIO
 from itertools import accumulate, chain, compress, repeat
-from operator import add, contains, itemgetter, mul
+from operator import contains, itemgetter, mul
 from pathlib import Path
 from pickle import Unpickler, loads
 from typing import Any, Literal, NamedTuple
@@ -89,7 +89,6 @@ _FOLLOW_MAX = 32
 _FOLLOW_GAIN = 4
 # Dates rank as day numbers made positive; 0 is undated (ranks last).
 _DAY_SHIFT = 800_000  # day numbers from 0001-01-01 (-719162) up become positive
-_RANKS = 1 << 22  # above every rank (9999-12-31 is 3,732,896): count * _RANKS + rank
 
 
 # --------------------------------------------------------------------------- models
@@ -846,40 +845,52 @@ class _Ranked(NamedTuple):
 def _best(found: list[tuple[_Segment, dict[int, float]]], n: int) -> list[_Ranked]:
     """The n best documents (most occurrences, newest, then by path).
 
-    Only the documents that can be among them are looked at closely: those with at least
-    the n-th highest count, then those ranking at least as the n-th on count and date;
-    their keys are read only to order those tied with it on both. Every loop over the
-    documents found runs in C: a common word is in most documents.
+    Only the documents that can be among them are looked at closely: those with more
+    than the n-th highest count, and of those with just that count, the newest; their
+    keys are read to order those tied on both. The n-th highest count and then the
+    n-th newest day come from histograms, so every loop over the documents found runs
+    in C: a common word is in most documents. (``heapq.nlargest`` loops in Python, and
+    slows down tenfold when its input ascends, as reports in date order do.)
     """
-    # The n-th highest count, from how many documents have each count.
-    histogram: Counter[float] = Counter()
+    counted: Counter[float] = Counter()
     for _, counts in found:
-        histogram.update(counts.values())
-    if not histogram:
+        counted.update(counts.values())
+    least = _nth_highest(counted, n)
+    if least is None:
         return []
+    # Of the documents with the least count, those on the n-th newest day or newer.
+    need = n - sum(c for count, c in counted.items() if count > least)
+    tied: list[tuple[_Segment, list[int], list[int]]] = []
+    days: Counter[int] = Counter()
+    for segment, counts in found:
+        docs = list(compress(counts, map(least.__eq__, counts.values())))
+        ranks = list(map(segment.day_ranks().__getitem__, docs))
+        days.update(ranks)
+        tied.append((segment, docs, ranks))
+    edge = _nth_highest(days, need)
+    chosen: list[tuple[float, int, str, _Ranked]] = []
+    for (segment, counts), (_, docs, ranks) in zip(found, tied, strict=True):
+        keys = _Column(segment.reader, segment.memo, "sort_key")
+        day_ranks = segment.day_ranks()
+        above = compress(counts, map(least.__lt__, counts.values()))
+        newest = compress(docs, map(edge.__le__, ranks))
+        for d in chain(above, newest):
+            key = keys.value(d).decode("utf-8")
+            count = counts[d]
+            chosen.append((-count, -day_ranks[d], key, _Ranked(key, int(count), segment, d)))
+    chosen.sort(key=itemgetter(0, 1, 2))  # a key is in one live document
+    return [ranked for *_, ranked in chosen[:n]]
+
+
+def _nth_highest(histogram: Counter[Any], n: int) -> Any:
+    """The n-th highest of the values counted (None if there are none)."""
     seen = 0
-    for least in sorted(histogram, reverse=True):
-        seen += histogram[least]
+    value = None
+    for value in sorted(histogram, reverse=True):
+        seen += histogram[value]
         if seen >= n:
             break
-    # Those with at least that count, ranked on count and date as one number.
-    near: list[tuple[_Segment, dict[int, float], list[int], list[float]]] = []
-    for segment, counts in found:
-        docs = list(compress(counts, map(least.__le__, counts.values())))
-        if docs:
-            ranks = map(segment.day_ranks().__getitem__, docs)
-            values = map(add, map(mul, map(counts.__getitem__, docs), repeat(_RANKS)), ranks)
-            near.append((segment, counts, docs, list(values)))
-    edge = heapq.nlargest(n, chain.from_iterable(values for *_, values in near))[-1]
-    chosen: list[tuple[float, str, _Ranked]] = []
-    for segment, counts, docs, values in near:
-        keys = _Column(segment.reader, segment.memo, "sort_key")
-        keep = list(map(edge.__le__, values))
-        for d, value in zip(compress(docs, keep), compress(values, keep), strict=True):
-            key = keys.value(d).decode("utf-8")
-            chosen.append((-value, key, _Ranked(key, int(counts[d]), segment, d)))
-    chosen.sort(key=itemgetter(0, 1))  # a key is in one live document
-    return [ranked for *_, ranked in chosen[:n]]
+    return value
 
 
 def _hit(
