@@ -136,7 +136,6 @@ _STOP_WORDS = frozenset(
         "with",
     ]
 )
-_EPOCH = date(1970, 1, 1).toordinal()
 
 
 # --------------------------------------------------------------------------- models
@@ -345,7 +344,8 @@ def _flatten(value: Any) -> str:
 
 @dataclass
 class _ReportMap:
-    """Per document of the reports index: the command it belongs to and its day."""
+    """Per document of the reports index: the command it belongs to and its day (a date
+    ordinal; 0 undated)."""
 
     command: dict[int, str]
     day: dict[int, int]
@@ -382,7 +382,7 @@ class CommandsCache:
             for name in leaf.field_terms("command"):
                 for docnum in docs_with(leaf, "command", [name]):
                     mapping.command[base + docnum] = name
-                    mapping.day[base + docnum] = days[docnum] if days is not None else -1
+                    mapping.day[base + docnum] = days[docnum] if days is not None else 0
         with self._lock:
             self._reports = (stamp, mapping)
         return mapping
@@ -589,15 +589,15 @@ def tier3(
         coverage = n / len(words)
         name = mapping.command.get(docnum)
         if coverage >= TIER3_MIN_COVERAGE and name in by_name:
-            per_command[name].append((coverage, mapping.day.get(docnum, -1)))
-    today_day = today.toordinal() - _EPOCH
+            per_command[name].append((coverage, mapping.day.get(docnum, 0)))
+    today_day = today.toordinal()
     found: list[_Found] = []
     for name, reports in per_command.items():
         best = max(c for c, _ in reports)
         matching = [d for c, d in reports if c == best]
         newest = max(matching)
         recency = (
-            0.5 ** (max(0, today_day - newest) / RECENCY_HALF_LIFE_DAYS) if newest >= 0 else 0.0
+            0.5 ** (max(0, today_day - newest) / RECENCY_HALF_LIFE_DAYS) if newest else 0.0
         )
         evidence = min(1.0, math.log1p(len(matching)) / math.log1p(20))
         raw = 0.55 * best + 0.30 * evidence + 0.15 * recency
@@ -607,7 +607,7 @@ def tier3(
             if best == 1.0
             else f"{round(best * len(words))} of {len(words)} query words"
         )
-        when = f" (newest {date.fromordinal(newest + _EPOCH).isoformat()})" if newest >= 0 else ""
+        when = f" (newest {date.fromordinal(newest).isoformat()})" if newest else ""
         found.append(
             _Found(
                 by_name[name], "tier3", raw, f"{len(matching)} of its reports {verb} {held}{when}"

@@ -87,8 +87,6 @@ _FOLLOW_MAX = 32
 # reports than one that is not: to choose what to read first, its cost counts this much
 # less.
 _FOLLOW_GAIN = 4
-# Dates rank as day numbers made positive; 0 is undated (ranks last).
-_DAY_SHIFT = 800_000  # day numbers from 0001-01-01 (-719162) up become positive
 
 
 # --------------------------------------------------------------------------- models
@@ -583,10 +581,9 @@ class _Segment:
         return lex
 
     def day_ranks(self) -> list[int]:
-        """Per document: the day of its date, shifted to be positive; 0 if undated."""
+        """Per document: its date's ordinal; 0 if undated (ranks last)."""
         if self.memo.day_ranks is None:
-            days = self.reader.column_reader("day")
-            self.memo.day_ranks = [d + _DAY_SHIFT if d != -1 else 0 for d in days]
+            self.memo.day_ranks = list(self.reader.column_reader("day"))
         return self.memo.day_ranks
 
     def _blocks(

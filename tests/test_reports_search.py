@@ -197,6 +197,19 @@ def test_results_are_ranked_by_count_then_newest_date_then_undated(sample, repor
     ]
 
 
+def test_a_report_dated_on_any_day_ranks_before_the_undated(write, reports_ctx) -> None:
+    # 1969-12-31 was day -1 once, which also meant undated.
+    for name in ("a_undated.md", "r_19691231.md", "r_00010101.md", "r_19700101.md"):
+        write(f"reports/c/{name}", "alpha")
+    answer = search_reports(reports_ctx(), "alpha")
+    assert [(h.report_name, h.date) for h in answer.results] == [
+        ("r_19700101.md", "1970-01-01T00:00:00.000Z"),
+        ("r_19691231.md", "1969-12-31T00:00:00.000Z"),
+        ("r_00010101.md", "0001-01-01T00:00:00.000Z"),
+        ("a_undated.md", None),
+    ]
+
+
 def test_a_hit_has_path_file_link_and_an_excerpt_around_the_first_match(
     sample, reports_ctx
 ) -> None:

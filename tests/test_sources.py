@@ -44,8 +44,11 @@ def test_a_report_becomes_one_document_with_command_and_day() -> None:
     assert doc["key"] == "proxy-cmd/r_2025-11-18.md"
     assert doc["command"] == "proxy-cmd"
     assert doc["report_name"] == "r_2025-11-18.md"
-    assert date(1970, 1, 1).toordinal() + doc["day"] == date(2025, 11, 18).toordinal()
-    assert ReportsSource().parse(fd("c/undated.md", "x")).documents[0]["day"] == -1
+    assert doc["day"] == date(2025, 11, 18).toordinal()
+    assert ReportsSource().parse(fd("c/undated.md", "x")).documents[0]["day"] == 0
+    # Every date has a day of its own, undated's 0 among none.
+    for name in ("c/r_19691231.md", "c/r_19700101.md", "c/r_00010101.md"):
+        assert ReportsSource().parse(fd(name, "x")).documents[0]["day"] > 0
 
 
 def test_reports_are_markdown_files_one_folder_deep() -> None:

@@ -120,7 +120,9 @@ class ReportsSource:
     # 2: words of the lower-cased text; units with positions.
     # 3: tokens with positions, and the lower-cased text in a column.
     # 4: tokens with what follows each (NextTokens) in place of positions; keys in a column.
-    schema_version: ClassVar[int] = 4
+    # 5: days as date ordinals, 0 undated (-1 was undated and 1969-12-31 both); postings
+    #    blocks of few objects (indexer/codec.py).
+    schema_version: ClassVar[int] = 5
     scored: ClassVar[bool] = False  # ranked by occurrences, then date
 
     def schema(self) -> Schema:
@@ -129,7 +131,8 @@ class ReportsSource:
         return Schema(
             command=ID(stored=True),
             report_name=STORED(),
-            # Days since 1970-01-01, or -1 for an undated report (sorts last).
+            # The date's ordinal (date.toordinal(), 1 for 0001-01-01), or 0 for an
+            # undated report (sorts last).
             day=NUMERIC(int, stored=True, sortable=True, signed=True),
             # Tokens (with the tokens that follow each): finds any query, and counts one
             # inside a token.
@@ -162,7 +165,7 @@ class ReportsSource:
                     "key": file.rel,
                     "command": command,
                     "report_name": report_name,
-                    "day": day.toordinal() - date(1970, 1, 1).toordinal() if day else -1,
+                    "day": day.toordinal() if day else 0,
                     "content": text,
                     "text": text.lower().encode("utf-8"),
                     "sort_key": file.rel.encode("utf-8"),
