@@ -81,6 +81,7 @@ _TERM_US = 15
 _POSTING_US = 0.15
 _BLOCK = 128  # postings per block (Whoosh's default)
 _TEXT_US = 6
+_BOUND_US = 0.3  # ordering a document by its bound and date, to count the best first
 # A token's postings are searched for the terms the next token can be, up to this many.
 _FOLLOW_MAX = 32
 # Reading the postings of a token that is searched for what follows it leaves far fewer
@@ -717,26 +718,37 @@ class _Segment:
         # Read the tokens' postings, cheapest first (a token that says what follows it
         # narrows the most: it counts as cheaper), each in the blocks that may hold the
         # documents left. Once reading the rest would cost more than counting in the
-        # documents left, count in those.
+        # documents left, count in those. Wanting the top only, first try to settle it
+        # in as many texts as reading the rest would cost: often the bounds the tokens
+        # read give are tight enough, and the rest need not be read.
         costs = [
             lex.cost_us(ks) / (_FOLLOW_GAIN if follows[i] else 1) for i, ks in enumerate(choices)
         ]
         order = sorted(range(len(spans)), key=costs.__getitem__)
+        needle = lowered.encode("utf-8")
         read: list[dict[int, float]] = []  # per token read, {docnum: frequency}
+        known: dict[int, int] = {}  # docnum: occurrences, for the texts counted so far
         for step, i in enumerate(order):
             if docs is not None:
                 rest = sum(lex.cost_us(choices[j], len(docs)) for j in order[step:])
                 if rest > len(docs) * _TEXT_US:
                     break
+                # Trying costs ordering the documents left, and then at least the top.
+                budget = int((rest - len(docs) * _BOUND_US) / _TEXT_US)
+                if top is not None and read and budget >= top:
+                    done = self._count_best(read, docs, needle, top, known, budget)
+                    if done is not None:
+                        return done
             freqs = self._read_token(choices[i], docs, follows[i])
             read.append(freqs)
             docs = freqs.keys() - self.deleted if docs is None else docs.intersection(freqs)
             if not docs:
                 return {}
         assert docs is not None
-        needle = lowered.encode("utf-8")
         if top is not None and read:
-            return self._count_best(read, docs, needle, top)
+            done = self._count_best(read, docs, needle, top, known)
+            assert done is not None
+            return done
         texts = _Column(self.reader, self.memo, "text")
         counts = ((d, texts.value(d).count(needle)) for d in docs)
         return {d: float(n) for d, n in counts if n}
@@ -770,11 +782,20 @@ class _Segment:
         return acc
 
     def _count_best(
-        self, read: list[dict[int, float]], docs: set[int], needle: bytes, top: int
-    ) -> dict[int, float]:
+        self,
+        read: list[dict[int, float]],
+        docs: set[int],
+        needle: bytes,
+        top: int,
+        known: dict[int, int],
+        budget: int | None = None,
+    ) -> dict[int, float] | None:
         """The counts of the ``top`` best documents (at least), counted in order of how
         often each holds its rarest token read (more occurrences it cannot have), newest
-        first, until no document left can be among the best."""
+        first, until no document left can be among the best.
+
+        The texts counted go into ``known``, and those already there are not counted
+        again. Given a ``budget``, None as soon as more than that many texts would be."""
         order = list(docs)
         bounds = list(map(read[0].__getitem__, order))
         for freqs in read[1:]:
@@ -795,7 +816,13 @@ class _Segment:
             for d in sorted(by_bound[most], key=ranks.__getitem__, reverse=True):
                 if len(best) == top and (most, ranks[d]) < best[0]:
                     break
-                if n := texts.value(d).count(needle):
+                if (n := known.get(d)) is None:
+                    if budget is not None:
+                        if budget <= 0:
+                            return None
+                        budget -= 1
+                    n = known[d] = texts.value(d).count(needle)
+                if n:
                     counts[d] = float(n)
                     heapq.heappush(best, (n, ranks[d]))
                     if len(best) > top:

@@ -572,6 +572,32 @@ def test_postings_blocks_written_by_whoosh_itself_are_read_all_the_same(
     check_against_reference(ctx, root, corpus, 8, 100)
 
 
+@pytest.mark.parametrize("text_us", [6, 30])
+def test_counting_the_best_within_a_budget_gives_up_or_answers_exactly(
+    tmp_path, reports_ctx, monkeypatch, text_us
+) -> None:
+    """A query of several tokens first tries to settle its best reports in as many texts
+    as reading the rest of its tokens would cost; giving up there, it reads on."""
+    monkeypatch.setattr(reports_module, "_TEXT_US", text_us)
+    monkeypatch.setattr(reports_module, "_BOUND_US", 0)
+    outcomes: list[bool] = []
+    count_best = reports_module._Segment._count_best
+
+    def spy(self, read, docs, needle, top, known, budget=None):
+        done = count_best(self, read, docs, needle, top, known, budget)
+        if budget is not None:
+            outcomes.append(done is not None)
+        return done
+
+    monkeypatch.setattr(reports_module._Segment, "_count_best", spy)
+    root = tmp_path / "reports"
+    corpus = make_corpus(root, 9, reports=70)
+    ctx = reports_ctx()
+    reindex(ctx)
+    check_against_reference(ctx, root, corpus, 9, 150)
+    assert outcomes.count(True) and outcomes.count(False), outcomes  # both were tried
+
+
 def check_against_reference(ctx: QueryContext, root: Path, corpus, seed: int, n: int) -> None:
     rng = random.Random(seed)
     kinds: dict[str, int] = {}
