@@ -795,7 +795,8 @@ class _Segment:
         first, until no document left can be among the best.
 
         The texts counted go into ``known``, and those already there are not counted
-        again. Given a ``budget``, None as soon as more than that many texts would be."""
+        again. Given a ``budget``, None as soon as more than that many texts would have
+        to be counted."""
         order = list(docs)
         bounds = list(map(read[0].__getitem__, order))
         for freqs in read[1:]:
@@ -882,23 +883,25 @@ def _best(found: list[tuple[_Segment, dict[int, float]]], n: int) -> list[_Ranke
     least = _nth_highest(counted, n)
     if least is None:
         return []
-    # Of the documents with the least count, those on the n-th newest day or newer.
+    # Those with more (fewer than n), and of those with the least count, those on the
+    # n-th newest day or newer.
     need = n - sum(c for count, c in counted.items() if count > least)
-    tied: list[tuple[_Segment, list[int], list[int]]] = []
+    near: list[tuple[_Segment, dict[int, float], list[int], list[int], list[int]]] = []
     days: Counter[int] = Counter()
     for segment, counts in found:
-        docs = list(compress(counts, map(least.__eq__, counts.values())))
-        ranks = list(map(segment.day_ranks().__getitem__, docs))
+        docs = list(compress(counts, map(least.__le__, counts.values())))
+        at_least = list(map(counts.__getitem__, docs))
+        above = list(compress(docs, map(least.__lt__, at_least)))
+        tied = list(compress(docs, map(least.__eq__, at_least)))
+        ranks = list(map(segment.day_ranks().__getitem__, tied))
         days.update(ranks)
-        tied.append((segment, docs, ranks))
+        near.append((segment, counts, above, tied, ranks))
     edge = _nth_highest(days, need)
     chosen: list[tuple[float, int, str, _Ranked]] = []
-    for (segment, counts), (_, docs, ranks) in zip(found, tied, strict=True):
+    for segment, counts, above, tied, ranks in near:
         keys = _Column(segment.reader, segment.memo, "sort_key")
         day_ranks = segment.day_ranks()
-        above = compress(counts, map(least.__lt__, counts.values()))
-        newest = compress(docs, map(edge.__le__, ranks))
-        for d in chain(above, newest):
+        for d in chain(above, compress(tied, map(edge.__le__, ranks))):
             key = keys.value(d).decode("utf-8")
             count = counts[d]
             chosen.append((-count, -day_ranks[d], key, _Ranked(key, int(count), segment, d)))
