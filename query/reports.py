@@ -688,7 +688,7 @@ class _Segment:
             part: dict[int, float] = {}
             for ids, weights, _ in self._postings(k, within):
                 part.update(zip(ids, weights if times == 1.0 else map(mul, weights, repeat(times))))
-            _add(acc, part)
+            acc = _add(acc, part)
         return acc
 
     def _count_across(
@@ -778,7 +778,7 @@ class _Segment:
                         part.update(compress(zip(ids, weights), tests))
                 elif search(block):
                     part.update(compress(zip(ids, weights), map(search, values)))
-            _add(acc, part)
+            acc = _add(acc, part)
         return acc
 
     def _count_best(
@@ -831,12 +831,15 @@ class _Segment:
         return counts
 
 
-def _add(acc: dict[int, float], part: dict[int, float]) -> None:
-    """Adds ``part``'s values into ``acc``, key by key."""
-    if acc:
-        for d in acc.keys() & part.keys():
-            part[d] += acc[d]
+def _add(acc: dict[int, float], part: dict[int, float]) -> dict[int, float]:
+    """``acc`` and ``part`` added key by key, in whichever of the two is larger (the
+    first term's postings are not copied)."""
+    if len(acc) < len(part):
+        acc, part = part, acc
+    for d in acc.keys() & part.keys():
+        part[d] += acc[d]
     acc.update(part)
+    return acc
 
 
 def _segments(ctx: QueryContext, searcher: Searcher) -> list[_Segment]:
