@@ -88,6 +88,10 @@ _FOLLOW_MAX = 32
 # reports than one that is not: to choose what to read first, its cost counts this much
 # less.
 _FOLLOW_GAIN = 4
+# Once more than this share of the postings searched for what follows (at least
+# _FOLLOW_SAMPLE of them) are followed by it, the rest are taken without searching.
+_FOLLOW_SAMPLE = 256
+_FOLLOW_KEEP = 0.5
 
 
 # --------------------------------------------------------------------------- models
@@ -758,26 +762,34 @@ class _Segment:
     ) -> dict[int, float]:
         """{docnum: summed frequency} of terms ``ks``, in the blocks that may hold one of
         ``docs``; given ``follows``, only where a term is followed by one of those tokens
-        (see NextTokens), and only such terms counted."""
+        (see NextTokens), and only such terms counted, until most postings turn out to
+        be followed: then all the documents of the rest (more candidates, never fewer)."""
         within = None if docs is None else sorted(docs)
         if follows is not None and len(follows) > 1:
             search = re.compile(b"|".join(map(re.escape, follows))).search
         acc: dict[int, float] = {}
+        tested = passed = 0  # postings searched for what follows, and found followed
         for k in ks:
             part: dict[int, float] = {}
             for ids, weights, values in self._postings(k, within):
-                if follows is None:
+                if follows is None or (
+                    tested >= _FOLLOW_SAMPLE and passed > tested * _FOLLOW_KEEP
+                ):  # (where most are followed, searching each costs more than it saves)
                     part.update(zip(ids, weights))
                     continue
                 # In C: the block's hashes searched at once (mostly in vain), then each
                 # posting's.
                 block = values.data if isinstance(values, PackedValues) else b"".join(values)
+                tested += len(values)
                 if len(follows) == 1:
                     if follows[0] in block:
-                        tests = map(contains, values, repeat(follows[0]))
+                        tests = list(map(contains, values, repeat(follows[0])))
+                        passed += sum(tests)
                         part.update(compress(zip(ids, weights), tests))
                 elif search(block):
-                    part.update(compress(zip(ids, weights), map(search, values)))
+                    tests = list(map(bool, map(search, values)))
+                    passed += sum(tests)
+                    part.update(compress(zip(ids, weights), tests))
             acc = _add(acc, part)
         return acc
 

@@ -534,6 +534,9 @@ def test_get_report_never_follows_a_symlink_out_of_the_reports_folder(
         (6, {"_FOLLOW_MAX": 2}),  # what follows, only where the next token is 1-2 terms
         (7, {"blocklimit": 4}),  # postings in blocks of 4: blocks skipped and searched
         (8, {"blocklimit": 4, "_TEXT_US": 10**9}),
+        # What follows is searched for in the first block only, or once any is found.
+        (9, {"blocklimit": 4, "_FOLLOW_SAMPLE": 1, "_FOLLOW_KEEP": 0}),
+        (10, {"_FOLLOW_SAMPLE": 0, "_FOLLOW_KEEP": 0, "_TEXT_US": 10**9}),
     ],
 )
 def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
