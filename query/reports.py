@@ -508,17 +508,28 @@ class _Lexicon:
         return self.term(owners[i])[offsets[i] :]
 
     def _suffix_order(self) -> tuple[array[int], array[int]]:
+        """(owners, offsets): suffix i is ``term(owners[i])[offsets[i]:]``, in order.
+
+        Put in order one first character at a time, so that only that group's suffixes
+        are strings at once (all at once took ~250 MB for 270k terms)."""
         if self._suffixes is None:
             terms = [self.term(k) for k in range(len(self.starts))]
-            suffixes = [t[j:] for t in terms for j in range(len(t))]
-            order = sorted(range(len(suffixes)), key=suffixes.__getitem__)
-            del suffixes
-            owners = array("I", chain.from_iterable(repeat(k, len(t)) for k, t in enumerate(terms)))
-            offsets = array("I", chain.from_iterable(range(len(t)) for t in terms))
-            self._suffixes = (
-                array("I", map(owners.__getitem__, order)),
-                array("I", map(offsets.__getitem__, order)),
-            )
+            groups: dict[str, tuple[array[int], array[int]]] = {}
+            for k, t in enumerate(terms):
+                for j, c in enumerate(t):
+                    if (group := groups.get(c)) is None:
+                        group = groups[c] = (array("I"), array("I"))
+                    group[0].append(k)
+                    group[1].append(j)
+            owners, offsets = array("I"), array("I")
+            for c in sorted(groups):
+                ks, js = groups.pop(c)
+                cuts = map(slice, js, repeat(None))
+                suffixes = list(map(str.__getitem__, map(terms.__getitem__, ks), cuts))
+                order = sorted(range(len(ks)), key=suffixes.__getitem__)
+                owners.extend(map(ks.__getitem__, order))
+                offsets.extend(map(js.__getitem__, order))
+            self._suffixes = (owners, offsets)
         return self._suffixes
 
 
