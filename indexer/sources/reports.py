@@ -29,9 +29,10 @@ from indexer.sources.base import (
 # The content is indexed as tokens of its lower-cased text: runs of word characters,
 # single CJK characters and runs of other characters that are not white space. Every
 # character but white space belongs to one token, so every occurrence of a query is a
-# run of consecutive tokens (the first may begin inside one, the last may end inside one). The lower-cased text itself is kept too, in a
-# column: the tokens (and which tokens follow which) find the few reports a query can be
-# in, the text counts it exactly.
+# run of consecutive tokens (the first may begin inside one, the last may end inside
+# one). The lower-cased text itself is kept too, in a column: the tokens (and which
+# tokens follow which) find the few reports a query can be in, the text counts it
+# exactly.
 TOKEN_PATTERN = rf"[{CJK_CHARS}]|[^\W{CJK_CHARS}]+|[^\w\s]+"
 
 # A YYYYMMDD must start its digit run; the dashed and underscored forms need their
