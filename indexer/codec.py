@@ -35,11 +35,18 @@ from typing import Any, overload
 
 from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3Codec, W3PostingsWriter
 from whoosh.util.numeric import length_to_byte
-from whoosh.util.numlists import delta_encode
 
 BLOCK_PROTOCOL = 5
 _ENDS = "I"  # 4-byte unsigned; written little-endian
 assert array(_ENDS).itemsize == 4
+
+
+def little_endian(numbers: array[int]) -> array[int]:
+    """``numbers`` with their bytes in little-endian order, swapped in place on a
+    big-endian machine; swapping again turns them back."""
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    return numbers
 
 
 class PackedValues(Sequence[bytes]):
@@ -50,22 +57,15 @@ class PackedValues(Sequence[bytes]):
 
     def __init__(self, data: bytes, ends: bytes) -> None:
         self.data = data
-        self.ends = array(_ENDS, ends)
-        if sys.byteorder == "big":
-            self.ends.byteswap()
+        self.ends = little_endian(array(_ENDS, ends))
 
     @classmethod
     def of(cls, values: Sequence[bytes]) -> PackedValues:
-        ends = array(_ENDS, accumulate(map(len, values)))
-        if sys.byteorder == "big":
-            ends.byteswap()
+        ends = little_endian(array(_ENDS, accumulate(map(len, values))))
         return cls(b"".join(values), ends.tobytes())
 
     def __reduce__(self) -> tuple[type[PackedValues], tuple[bytes, bytes]]:
-        ends = array(_ENDS, self.ends)
-        if sys.byteorder == "big":
-            ends.byteswap()
-        return PackedValues, (self.data, ends.tobytes())
+        return PackedValues, (self.data, little_endian(array(_ENDS, self.ends)).tobytes())
 
     def __len__(self) -> int:
         return len(self.ends)
@@ -113,18 +113,15 @@ class TroveCodec(W3Codec):
 
 
 class _PostingsWriter(W3PostingsWriter):
+    """Whoosh's minified block data, as arrays where Whoosh makes tuples of numbers."""
+
     def _mini_ids(self) -> Any:
-        if self._byteids:
-            return tuple(self._ids)
-        return array("I", delta_encode(self._ids))
+        ids = super()._mini_ids()  # the differences, unless the ids are bytes
+        return ids if self._byteids else array("I", ids)
 
     def _mini_weights(self) -> Any:
-        weights = self._weights
-        if all(w == 1.0 for w in weights):
-            return None
-        if all(w == weights[0] for w in weights):
-            return weights[0]
-        return array("f", weights)
+        weights = super()._mini_weights()  # None (all 1), one float (all equal) or a tuple
+        return array("f", weights) if isinstance(weights, tuple) else weights
 
     def _mini_values(self) -> Any:
         size = self._format.fixed_value_size()

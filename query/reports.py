@@ -42,7 +42,7 @@ from itertools import accumulate, chain, compress, repeat
 from operator import contains, itemgetter, mul
 from pathlib import Path
 from pickle import Unpickler, loads
-from typing import Any, Literal, NamedTuple
+from typing import Any, AnyStr, Literal, NamedTuple
 from urllib.parse import quote, quote_from_bytes
 
 from pydantic import BaseModel, Field
@@ -159,7 +159,7 @@ def query_words(lowered: str) -> list[str]:
     return list(dict.fromkeys(_WORDS.findall(lowered)))
 
 
-def first_match(lowered: str, needles: list[str]) -> tuple[int, int]:
+def first_match(lowered: AnyStr, needles: list[AnyStr]) -> tuple[int, int]:
     """Where the first of the needles occurs in a lower-cased text: (start, length).
 
     The earliest; of two starting together, the shorter. (0, 0) if none occurs.
@@ -183,6 +183,11 @@ def excerpt(text: str, lowered: str, start: int, end: int) -> str:
         ends = list(accumulate(len(c.lower()) for c in text))
         start = bisect_right(ends, start)
         end = min(len(text), bisect_left(ends, end) + 1)
+    return _around(text, start, end)
+
+
+def _around(text: str, start: int, end: int) -> str:
+    """excerpt, given where the match is in ``text`` itself."""
     a = max(0, start - EXCERPT_CHARS)
     b = min(len(text), end + EXCERPT_CHARS)
     body = " ".join(text[a:b].split())
@@ -959,7 +964,7 @@ def _hit(
         return None
     indexed = _Column(ranked.segment.reader, ranked.segment.memo, "text").value(ranked.doc)
     if (found := _first_match_indexed(text, indexed, needles)) is not None:
-        quote_ = excerpt(text, text, *found)  # positions in the text itself
+        quote_ = _around(text, *found)
     else:
         lowered = text.lower()
         start, length = first_match(lowered, needles)
@@ -982,10 +987,10 @@ def _first_match_indexed(text: str, indexed: bytes, needles: list[str]) -> tuple
     text the index keeps (UTF-8): this spares lower-casing the whole text. None unless
     lower-casing kept each character before the match one character (so positions
     carry over) and the match is there in ``text`` (the file may have changed since)."""
-    places = [(i, len(b), s) for s in needles if (i := indexed.find(b := s.encode())) >= 0]
-    if not places:
+    at, size = first_match(indexed, [s.encode("utf-8") for s in needles])
+    if not size:
         return None
-    at, _, needle = min(places)
+    needle = indexed[at : at + size].decode("utf-8")
     start = len(indexed[:at].decode("utf-8", "replace"))
     end = start + len(needle)
     if any(text.find(c, 0, end) >= 0 for c in LOWER_CHANGES_LENGTH):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 from array import array
 from collections import Counter, defaultdict
 from datetime import date
@@ -17,6 +16,7 @@ from whoosh.formats import Frequency
 from whoosh.system import pack_uint, unpack_uint
 from whoosh.util.numlists import GrowableArray
 
+from indexer.codec import little_endian
 from indexer.sources.base import (
     CJK_CHARS,
     FileData,
@@ -92,9 +92,7 @@ class NextTokens(Frequency):
         for a, b in set(pairwise(tokens)):
             follows[a].add(hashes[b])
         for w, n in counts.items():
-            after = array("I", sorted(follows.get(w, ())))
-            if sys.byteorder == "big":
-                after.byteswap()
+            after = little_endian(array("I", sorted(follows.get(w, ()))))
             yield (w, n, n * fb, pack_uint(n) + after.tobytes())
 
     def decode_frequency(self, valuestring: bytes) -> int:
