@@ -31,11 +31,9 @@ import bisect
 import math
 import os
 import re
-import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -43,17 +41,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process
-from whoosh.reading import IndexReader
-from whoosh.searching import Searcher
 
+from indexer.engine.base import Snapshot
 from indexer.sources.base import CJK_CHARS, TOKEN_PATTERN, is_hidden
 from indexer.sources.commands import CommandsSource, _as_tags
-from indexer.sources.registry import get_source
-from indexer.store import SkipFile, Syncer, read_file
+from indexer.store import SkipFile, read_file
 from query.args import check_name, check_query, check_range
 from query.context import QueryContext
 from query.errors import TroveError
-from query.workspace import docs_with
+from query.indexes import PerSnapshot
 
 MAX_RESULTS = 100
 Tier = Literal["tier1", "tier2", "tier3"]
@@ -289,9 +285,10 @@ class CommandCatalog:
     vocabulary: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_reader(cls, reader: IndexReader) -> CommandCatalog:
+    def from_snapshot(cls, snapshot: Snapshot) -> CommandCatalog:
         commands: list[Command] = []
-        for stored in reader.all_stored_fields():
+        everything = (s for segment, _ in snapshot.segments() for _, s in segment.live_stored())
+        for stored in everything:
             if stored.get("kind") != "doc":
                 continue
             meta = stored.get("frontmatter") or {}
@@ -355,45 +352,25 @@ class CommandsCache:
     """What the command searches keep between queries (one per process)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._catalog: tuple[Any, CommandCatalog] | None = None
-        self._reports: tuple[Any, _ReportMap] | None = None
+        self._catalog: PerSnapshot[CommandCatalog] = PerSnapshot()
+        self._reports: PerSnapshot[_ReportMap] = PerSnapshot()
 
-    def catalog(self, reader: IndexReader) -> CommandCatalog:
-        stamp = _stamp(reader)
-        with self._lock:
-            if self._catalog is not None and self._catalog[0] == stamp:
-                return self._catalog[1]
-        catalog = CommandCatalog.from_reader(reader)
-        with self._lock:
-            self._catalog = (stamp, catalog)
-        return catalog
+    def catalog(self, snapshot: Snapshot) -> CommandCatalog:
+        return self._catalog.get(snapshot, CommandCatalog.from_snapshot)
 
-    def reports(self, reader: IndexReader) -> _ReportMap:
-        stamp = _stamp(reader)
-        with self._lock:
-            if self._reports is not None and self._reports[0] == stamp:
-                return self._reports[1]
-        mapping = _ReportMap({}, {})
-        for leaf, base in reader.leaf_readers():
-            if leaf.segment() is None:  # an index without documents
-                continue
-            days = leaf.column_reader("day") if leaf.has_column("day") else None
-            for name in leaf.field_terms("command"):
-                for docnum in docs_with(leaf, "command", [name]):
-                    mapping.command[base + docnum] = name
-                    mapping.day[base + docnum] = days[docnum] if days is not None else 0
-        with self._lock:
-            self._reports = (stamp, mapping)
-        return mapping
+    def reports(self, snapshot: Snapshot) -> _ReportMap:
+        return self._reports.get(snapshot, _report_map)
 
 
-def _stamp(reader: IndexReader) -> tuple[Any, ...]:
-    """Identifies what a reader sees: its segments and their live documents."""
-    return tuple(
-        (leaf.segment().segment_id() if leaf.segment() is not None else None, leaf.doc_count())
-        for leaf, _ in reader.leaf_readers()
-    )
+def _report_map(snapshot: Snapshot) -> _ReportMap:
+    mapping = _ReportMap({}, {})
+    for segment, base in snapshot.segments():
+        days = segment.int_column("day")
+        for name in segment.lexicon("command"):
+            for docnum in segment.docs_with("command", [name]):
+                mapping.command[base + docnum] = name
+                mapping.day[base + docnum] = days[docnum]
+    return mapping
 
 
 # --------------------------------------------------------------------------- tiers
@@ -557,7 +534,7 @@ def _first_word(term: str) -> str:
 
 
 def tier3(
-    searcher: Searcher,
+    snapshot: Snapshot,
     cache: CommandsCache,
     by_name: dict[str, Command],
     words: list[str],
@@ -567,22 +544,18 @@ def tier3(
     """Commands whose reports hold the query's words."""
     if not words:
         return []
-    reader = searcher.reader()
-    mapping = cache.reports(reader)
+    mapping = cache.reports(snapshot)
     hits: Counter[int] = Counter()  # report -> how many query words it holds
-    for leaf, base in reader.leaf_readers():
-        if leaf.segment() is None:
-            continue
+    for segment, base in snapshot.segments():
+        lex = segment.lexicon("content")
         for word in words:
             _check_deadline(deadline)
             # Index terms are words, or words with the punctuation after them: any term
             # whose first word is this word holds it.
             terms = [
-                t
-                for t in leaf.expand_prefix("content", word)
-                if _first_word(t.decode("utf-8")) == word
+                t for k in lex.starting_with(word) if _first_word(t := lex.term(k)) == word
             ]
-            docs = docs_with(leaf, "content", terms)
+            docs = segment.docs_with("content", terms)
             hits.update(map(base.__add__, docs) if base else docs)
     per_command: dict[str, list[tuple[float, int]]] = defaultdict(list)
     for docnum, n in hits.items():
@@ -639,24 +612,13 @@ def _commands_root(ctx: QueryContext) -> Path:
     return root
 
 
-@contextmanager
-def _commands_searcher(ctx: QueryContext) -> Iterator[Searcher | None]:
-    """The commands' searcher; an index never built is built first (commands are few)."""
-    with ctx.indexes.searcher("commands") as searcher:
-        if searcher is not None:
-            yield searcher
-            return
-    Syncer(ctx.settings, get_source("commands")).reconcile()
-    with ctx.indexes.searcher("commands") as searcher:
-        yield searcher
-
-
 def _catalog(ctx: QueryContext) -> CommandCatalog:
     cache: CommandsCache = _memo(ctx)
-    with _commands_searcher(ctx) as searcher:
-        if searcher is None:
+    # An index never built is built first (commands are few).
+    with ctx.indexes.snapshot("commands", build=True) as snapshot:
+        if snapshot is None:
             return CommandCatalog([])
-        return cache.catalog(searcher.reader())
+        return cache.catalog(snapshot)
 
 
 def _readable(root: Path, command: Command) -> bool:
@@ -691,10 +653,10 @@ def search_commands(ctx: QueryContext, query: str, max_results: int = 10) -> Com
         cache: CommandsCache = _memo(ctx)
         # A reports index never built is no evidence: building it (a minute for 10k
         # reports) is for reindex, the watcher or search_reports, not this deadline.
-        with ctx.indexes.searcher("reports") as searcher:
-            if searcher is not None:
+        with ctx.indexes.snapshot("reports") as snapshot:
+            if snapshot is not None:
                 found += tier3(
-                    searcher, cache, by_name, _report_words(text), date.today(), deadline
+                    snapshot, cache, by_name, _report_words(text), date.today(), deadline
                 )
         _check_deadline(deadline)
 

@@ -1,22 +1,29 @@
-"""Open indexes for queries: one searcher per collection, kept open and refreshed.
+"""Open indexes for queries: one reader per collection, kept open, and the data searches
+derive from them.
 
-Opening a searcher costs tens of milliseconds; a reused one costs nothing. A searcher is
-refreshed when the index's generation changed (another process committed), so a
-long-running query process sees new commits on its next query without restarting.
+Opening an index costs tens of milliseconds; a reused one nothing. A reader shows another
+process's commits on its next snapshot, so a long-running query process sees new commits
+without restarting.
+
+One cache policy for every search: data derived from an index is keyed by what it was
+derived from, a segment's id (``PerSegment``) or a snapshot's stamp (``PerSnapshot``),
+and dropped when that is gone.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-
-from whoosh.index import Index
-from whoosh.searching import Searcher
+from typing import Any, Generic, TypeVar
 
 from indexer.config import Settings
+from indexer.engine.base import Snapshot
+from indexer.engine.whoosh.reading import WhooshReader
 from indexer.sources.registry import get_source
-from indexer.store import CollectionIndex
+from indexer.store import CollectionIndex, Syncer
+
+T = TypeVar("T")
 
 
 class Indexes:
@@ -25,86 +32,101 @@ class Indexes:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._lock = threading.Lock()
-        self._locks: dict[str, threading.RLock] = {}
-        self._indexes: dict[str, Index] = {}
-        self._searchers: dict[str, Searcher] = {}
-        self._generation: dict[str, int] = {}
+        self._readers: dict[str, WhooshReader] = {}
 
     def collection(self, name: str) -> CollectionIndex:
         return CollectionIndex(self.settings.index_dir, get_source(name))
 
-    def _collection_lock(self, name: str) -> threading.RLock:
+    def _reader(self, name: str) -> WhooshReader:
         with self._lock:
-            return self._locks.setdefault(name, threading.RLock())
+            reader = self._readers.get(name)
+            if reader is None:
+                col = self.collection(name)
+
+                def current_version() -> bool:
+                    marker = col.check_ours()
+                    return marker is not None and (
+                        marker.get("schema_version") == col.source.schema_version
+                    )
+
+                reader = self._readers[name] = WhooshReader(col.open_for_reading, current_version)
+            return reader
 
     @contextmanager
-    def searcher(self, name: str) -> Iterator[Searcher | None]:
-        """The collection's current searcher (None if its index was never built).
+    def snapshot(self, name: str, build: bool = False) -> Iterator[Snapshot | None]:
+        """The collection's latest commit (None if its index was never built).
 
-        Held under a per-collection lock: a Whoosh searcher is not safe to share
-        between threads while it refreshes.
+        With ``build``, an index never built is built first: a query process may be the
+        first to need it. The snapshot is held under the collection's lock: a searcher is
+        not safe to share between threads while it refreshes.
         """
-        with self._collection_lock(name):
-            yield self._current(name)
+        reader = self._reader(name)
+        with reader.snapshot() as snapshot:
+            if snapshot is not None or not build:
+                yield snapshot
+                return
+        syncer = Syncer(self.settings, get_source(name))
+        syncer.parallel = threading.active_count() == 1  # never fork a threaded process
+        syncer.reconcile()
+        with reader.snapshot() as snapshot:
+            yield snapshot
+
+    @contextmanager
+    def searcher(self, name: str) -> Iterator[Any]:
+        """Transitional, for the ELOG search until it reads through the snapshot: the
+        Whoosh searcher behind the snapshot."""
+        with self.snapshot(name) as snapshot:
+            yield None if snapshot is None else snapshot.searcher  # type: ignore[attr-defined]
 
     def generation(self, name: str) -> int:
-        """The generation the current searcher reads (-1 if none)."""
-        return self._generation.get(name, -1)
-
-    def _current(self, name: str) -> Searcher | None:
-        index = self._indexes.get(name)
-        if index is None:
-            index = self.collection(name).open_for_reading()
-            if index is None:
-                return None
-            self._indexes[name] = index
-        try:
-            latest = index.latest_generation()
-        except OSError:
-            latest = -2
-        searcher = self._searchers.get(name)
-        if searcher is not None and self._generation.get(name) == latest:
-            return searcher
-        col = self.collection(name)
-        marker = col.check_ours()
-        if (
-            searcher is not None
-            and marker is not None
-            and marker.get("schema_version") == col.source.schema_version
-        ):
-            # Same schema: refresh reuses the readers of segments that did not change.
-            try:
-                searcher = searcher.refresh()
-            except (OSError, ValueError, EOFError):
-                searcher = None
-            else:
-                self._searchers[name] = searcher
-                self._generation[name] = searcher.reader().generation()
-                return searcher
-        # Reopen: the index may have been rebuilt (another schema version) since we opened it.
-        fresh = col.open_for_reading()
-        if fresh is None:
-            self._drop(name)
-            return None
-        old = self._searchers.pop(name, None)
-        if old is not None:
-            old.close()
-        self._indexes[name] = fresh
-        searcher = fresh.searcher()
-        self._searchers[name] = searcher
-        self._generation[name] = searcher.reader().generation()
-        return searcher
-
-    def _drop(self, name: str) -> None:
-        searcher = self._searchers.pop(name, None)
-        if searcher is not None:
-            searcher.close()
-        self._indexes.pop(name, None)
-        self._generation.pop(name, None)
+        """The generation the current reader reads (-1 if none)."""
+        reader = self._readers.get(name)
+        return -1 if reader is None else reader.generation
 
     def close(self) -> None:
         with self._lock:
-            names = list(self._searchers)
-        for name in names:
-            with self._collection_lock(name):
-                self._drop(name)
+            readers = list(self._readers.values())
+        for reader in readers:
+            reader.close()
+
+
+class PerSnapshot(Generic[T]):
+    """Data derived from a whole snapshot, made again when the snapshot's stamp changes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: tuple[object, T] | None = None
+
+    def get(self, snapshot: Snapshot, make: Callable[[Snapshot], T]) -> T:
+        stamp = snapshot.stamp
+        with self._lock:
+            if self._kept is not None and self._kept[0] == stamp:
+                return self._kept[1]
+        made = make(snapshot)
+        with self._lock:
+            self._kept = (stamp, made)
+        return made
+
+
+class PerSegment(Generic[T]):
+    """Data derived from single segments, kept while the segment lives."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: dict[str, T] = {}
+
+    def get(self, segment_id: str, make: Callable[[], T]) -> T:
+        with self._lock:
+            found = self._kept.get(segment_id)
+        if found is None:
+            made = make()
+            with self._lock:
+                found = self._kept.setdefault(segment_id, made)
+        return found
+
+    def keep_only(self, segment_ids: Iterable[str]) -> list[T]:
+        """Forget the segments not named (merged away); what was forgotten."""
+        keep = set(segment_ids)
+        with self._lock:
+            gone = [s for s in self._kept if s not in keep]
+            return [self._kept.pop(s) for s in gone]

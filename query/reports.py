@@ -16,8 +16,8 @@ indexer/sources/reports.py; both sides cut the lower-cased text into the same to
   no report left can be among the best. When reading the postings of the tokens left
   would cost more than counting in the reports still possible, those are counted instead.
 
-Matching terms are found by scanning a segment's term list, kept (per segment) in the
-context's memo. Only the files of the reports returned are read, for their excerpts.
+The index is read through the engine protocol (indexer/engine/base.py): matching terms
+are found by bisection in a segment's lexicon, kept per segment by the engine. Only the files of the reports returned are read, for their excerpts.
 When no report holds the whole query, reports holding every word of it are returned,
 marked ``match: "words"``.
 """
@@ -31,37 +31,27 @@ import logging
 import os
 import re
 import stat
-import zlib
-from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from io import BytesIO
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate, chain, compress, repeat
 from operator import contains, itemgetter, mul
 from pathlib import Path
-from pickle import Unpickler, loads
 from typing import Any, AnyStr, Literal, NamedTuple
 from urllib.parse import quote, quote_from_bytes
 
 from pydantic import BaseModel, Field
-from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC
-from whoosh.filedb.compound import SubFile
-from whoosh.reading import IndexReader
-from whoosh.searching import Searcher
 
-from indexer.codec import PackedValues
 from indexer.config import Settings
+from indexer.engine.base import Segment, Snapshot, joined_values
+from indexer.engine.lexicon import Lexicon
 from indexer.sources.base import FileData, is_hidden
 from indexer.sources.reports import (
     TOKEN_PATTERN,
-    ReportsSource,
-    TextColumn,
     date_from_name,
     token_hash,
 )
-from indexer.store import SkipFile, Syncer, read_file
+from indexer.store import SkipFile, read_file
 from query.args import check_name, check_query, check_range
 from query.context import QueryContext
 from query.errors import ErrorCode, TroveError
@@ -224,10 +214,10 @@ def search_reports(
         command_dir(root, command_filter, "DIRECTORY_NOT_FOUND")
     lowered = q.lower()
     files = _Files(ctx.settings, root)
-    with _searcher(ctx) as searcher:
-        if searcher is None:
+    with ctx.indexes.snapshot(COLLECTION, build=True) as snapshot:
+        if snapshot is None:
             return SearchReportsResult(results=[])
-        segments = _segments(ctx, searcher)
+        segments = _segments(snapshot)
         match: Literal["exact", "words"] = "exact"
         found = [(s, s.occurrences(lowered, command_filter, max_results)) for s in segments]
         words = query_words(lowered)
@@ -357,19 +347,6 @@ def command_dir(root: Path, command: str, code: ErrorCode) -> Path:
 # --------------------------------------------------------------------------- the index side
 
 
-@contextmanager
-def _searcher(ctx: QueryContext) -> Iterator[Searcher | None]:
-    """The reports searcher; an index never built is built first (once)."""
-    with ctx.indexes.searcher(COLLECTION) as searcher:
-        if searcher is not None:
-            yield searcher
-            return
-    log.info("the reports index was never built; building it")
-    Syncer(ctx.settings, ReportsSource()).reconcile()
-    with ctx.indexes.searcher(COLLECTION) as searcher:
-        yield searcher
-
-
 class _Files:
     """Reads reports as the indexer does: never outside the root, at most max_file_mb,
     UTF-8 with bad bytes replaced; a file that is gone or unreadable reads as None."""
@@ -435,231 +412,38 @@ class _Files:
             return None
 
 
-class _Lexicon:
-    """A segment's terms of one field, and where each one's postings are.
-
-    All terms in one string, each after a NUL; ``starts[k]`` is where term k begins. The
-    terms are in order (Whoosh sorts them by their UTF-8 bytes: code point order), so
-    those that start with a string are a run, found by bisection. So are those that hold
-    one, in the terms' suffixes put in order (made on first use).
-    """
-
-    def __init__(self, reader: IndexReader, fieldname: str) -> None:
-        terms: list[str] = []
-        self.offsets = array("q")  # -1: postings inlined in the term info
-        self.lengths = array("Q")
-        self.doc_counts = array("Q")
-        for (name, tbytes), info in reader._terms.items_from(fieldname, b""):
-            if name != fieldname:
-                break
-            terms.append(tbytes.decode("utf-8"))
-            if info.is_inlined():
-                offset, length = -1, 0
-            else:
-                offset, length = info.extent()
-                if isinstance(length, tuple):  # Whoosh 2.7.4 unpacks it as a 1-tuple
-                    (length,) = length
-            self.offsets.append(offset)
-            self.lengths.append(length)
-            self.doc_counts.append(info.doc_frequency())
-        self.joined = "\0" + "\0".join(terms) + "\0"
-        self.starts = array("Q", accumulate((len(t) + 1 for t in terms[:-1]), initial=1))
-        if not terms:
-            self.starts = array("Q")
-        # Every suffix of every term, in order: the term it ends and where it starts in it.
-        self._suffixes: tuple[array[int], array[int]] | None = None
-
-    def term(self, k: int) -> str:
-        end = self.starts[k + 1] - 1 if k + 1 < len(self.starts) else len(self.joined) - 1
-        return self.joined[self.starts[k] : end]
-
-    def cost_us(self, ks: list[int], docs: int | None = None) -> float:
-        """About how long reading the postings of these terms takes,
-        in blocks that may hold one of ``docs`` documents if given."""
-        most = _BLOCK * docs if docs is not None else 1 << 62
-        return sum(_TERM_US + min(self.doc_counts[k], most) * _POSTING_US for k in ks)
-
-    def starting_with(self, s: str) -> list[int]:
-        lo, count = self._run(len(self.starts), self.term, s, prefix=True)
-        return list(range(lo, lo + count))
-
-    def equal_to(self, s: str) -> list[int]:
-        lo, count = self._run(len(self.starts), self.term, s, prefix=False)
-        return list(range(lo, lo + count))
-
-    def containing(self, s: str) -> list[int]:
-        owners, _ = self._suffix_order()
-        lo, count = self._run(len(owners), self._suffix, s, prefix=True)
-        return sorted(set(owners[lo : lo + count]))
-
-    def ending_with(self, s: str) -> list[int]:
-        owners, _ = self._suffix_order()
-        lo, count = self._run(len(owners), self._suffix, s, prefix=False)
-        return sorted(owners[lo : lo + count])
-
-    @staticmethod
-    def _run(
-        size: int, key: Callable[[int], str], s: str, *, prefix: bool
-    ) -> tuple[int, int]:
-        """Where the run of ``key(0..size-1)`` (in order) equal to ``s``, or starting with it
-        if ``prefix``, begins, and its length."""
-        lo = bisect_left(range(size), s, key=key)
-        n = len(s)
-        within = (lambda i: key(i)[:n]) if prefix else key
-        return lo, bisect_right(range(lo, size), s, key=within)
-
-    def _suffix(self, i: int) -> str:
-        owners, offsets = self._suffix_order()
-        return self.term(owners[i])[offsets[i] :]
-
-    def _suffix_order(self) -> tuple[array[int], array[int]]:
-        """(owners, offsets): suffix i is ``term(owners[i])[offsets[i]:]``, in order.
-
-        Put in order one first character at a time, so that only that group's suffixes
-        are strings at once (all at once took ~250 MB for 270k terms)."""
-        if self._suffixes is None:
-            terms = [self.term(k) for k in range(len(self.starts))]
-            groups: dict[str, tuple[array[int], array[int]]] = {}
-            for k, t in enumerate(terms):
-                for j, c in enumerate(t):
-                    if (group := groups.get(c)) is None:
-                        group = groups[c] = (array("I"), array("I"))
-                    group[0].append(k)
-                    group[1].append(j)
-            owners, offsets = array("I"), array("I")
-            for c in sorted(groups):
-                ks, js = groups.pop(c)
-                cuts = map(slice, js, repeat(None))
-                suffixes = list(map(str.__getitem__, map(terms.__getitem__, ks), cuts))
-                order = sorted(range(len(ks)), key=suffixes.__getitem__)
-                owners.extend(map(ks.__getitem__, order))
-                offsets.extend(map(js.__getitem__, order))
-            self._suffixes = (owners, offsets)
-        return self._suffixes
-
-
-class _SegmentMemo:
-    """What searches derive from one (immutable) segment and keep between queries."""
-
-    def __init__(self) -> None:
-        self.lexicons: dict[str, _Lexicon] = {}
-        self.day_ranks: list[int] | None = None
-        self.deleted: tuple[int, frozenset[int]] = (0, frozenset())
-        # Where each document's value is in a TextColumn: {column: (offsets, lengths)}.
-        self.layouts: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
-
-
-class _Column:
-    """The values (bytes) of a segment's TextColumn: "text", each document's lower-cased
-    text (UTF-8); "sort_key", its key.
-
-    Reads each value with one pread from the segment's file, past Whoosh's column reader
-    (which costs as much again); a column whose file is laid out otherwise is read
-    through Whoosh.
-    """
-
-    def __init__(self, reader: IndexReader, memo: _SegmentMemo, name: str) -> None:
-        perdoc = reader._perdoc
-        if name not in perdoc._colfiles:  # Whoosh keeps the column files it opened here
-            perdoc._colfiles[name] = perdoc._get_column_file(name)
-        colfile, start, length = perdoc._colfiles[name]
-        if name not in memo.layouts:
-            column = TextColumn().reader(colfile, start, length, reader.doc_count_all())
-            memo.layouts[name] = (column._offsets, column._lengths)
-        self.offsets, self.lengths = memo.layouts[name]
-        self._fd = -1
-        inner = getattr(colfile, "file", None)
-        if isinstance(inner, SubFile) and hasattr(inner._file, "fileno"):
-            self._fd, self._base = inner._file.fileno(), inner._offset + start
-        elif hasattr(inner, "fileno"):
-            self._fd, self._base = inner.fileno(), start
-        self._column = colfile, start
-
-    def value(self, d: int) -> bytes:
-        length = self.lengths[d]
-        if self._fd >= 0:
-            return os.pread(self._fd, length, self._base + self.offsets[d])
-        colfile, start = self._column
-        return colfile.get(start + self.offsets[d], length)
+def _cost_us(lex: Lexicon, ks: list[int], docs: int | None = None) -> float:
+    """About how long reading the postings of these terms takes, in blocks that may
+    hold one of ``docs`` documents if given."""
+    most = _BLOCK * docs if docs is not None else 1 << 62
+    return sum(_TERM_US + min(lex.doc_counts[k], most) * _POSTING_US for k in ks)
 
 
 class _Segment:
     """One segment of the reports index: counts occurrences in its documents."""
 
-    def __init__(self, reader: IndexReader, memo: _SegmentMemo) -> None:
-        self.reader = reader
-        self.memo = memo
-        segment = reader.segment()
-        count = segment.deleted_count()
-        if memo.deleted[0] != count:  # deletions only ever grow within a segment
-            memo.deleted = (count, frozenset(segment.deleted_docs()))
-        self.deleted = memo.deleted[1]
+    def __init__(self, segment: Segment) -> None:
+        self.segment = segment
+        self.deleted = segment.deleted
 
-    def lexicon(self, fieldname: str = "content") -> _Lexicon:
-        lex = self.memo.lexicons.get(fieldname)
-        if lex is None:
-            lex = self.memo.lexicons[fieldname] = _Lexicon(self.reader, fieldname)
-        return lex
+    def lexicon(self, fieldname: str = "content") -> Lexicon:
+        return self.segment.lexicon(fieldname)
 
-    def day_ranks(self) -> list[int]:
+    def day_ranks(self) -> Sequence[int]:
         """Per document: its date's ordinal; 0 if undated (ranks last)."""
-        if self.memo.day_ranks is None:
-            self.memo.day_ranks = list(self.reader.column_reader("day"))
-        return self.memo.day_ranks
-
-    def _blocks(
-        self, fieldname: str, k: int, within: Sequence[int] | None = None
-    ) -> Iterator[tuple[Iterator[int], Any, Any]]:
-        """(docnums, weights, values) of each block of term k's postings; with ``within``
-        (sorted docnums), only the blocks that may hold one of them. The docnums come
-        as an iterator, worked out from the stored differences as it is read: where no
-        posting of a block is wanted, they are not.
-
-        Reads Whoosh 2.7.4's postings file directly, a whole posting list at once: its
-        matcher reads each block header with many small reads and costs several times
-        more. Deleted documents are still in here; callers drop them.
-        """
-        lex = self.lexicon(fieldname)
-        offset = lex.offsets[k]
-        if offset < 0:
-            info = self.reader._terms.term_info(fieldname, lex.term(k).encode("utf-8"))
-            ids, weights, values = info.inlined_postings()
-            yield iter(ids), weights, values
-            return
-        data = self.reader._terms._postfile.get(offset, lex.lengths[k])
-        if data[:4] != WHOOSH3_HEADER_MAGIC:
-            raise ValueError(f"unexpected postings of {fieldname}:{lex.term(k)!r}")
-        stream = BytesIO(data)
-        pos, low = 4, -1
-        while True:
-            # A block: its length (negative for the last), a pickled info tuple, the data.
-            size = int.from_bytes(data[pos : pos + 4], "big", signed=True)
-            stream.seek(pos + 4)
-            _count, high, _maxweight, compressed, _, _ = Unpickler(stream).load()
-            end = pos + 4 + abs(size)
-            if within is None or bisect_right(within, high) > bisect_right(within, low):
-                block = data[stream.tell() : end]
-                ids, weights, values = loads(zlib.decompress(block) if compressed else block)
-                yield accumulate(ids), weights, values
-            if size < 0 or end >= len(data):
-                return
-            pos, low = end, high
+        return self.segment.int_column("day")
 
     def _postings(
         self, k: int, within: Sequence[int] | None
     ) -> Iterator[tuple[Iterator[int], Iterable[float], Any]]:
-        """_blocks of the content term k, with the weights (frequencies) one per posting:
-        Whoosh stores them as None when all are 1, one float when all are equal."""
-        for ids, weights, values in self._blocks("content", k, within):
-            if weights is None or isinstance(weights, float):
-                weights = repeat(weights or 1.0)
-            yield ids, weights, values
+        """(docnums, frequencies, NextTokens values) of each block of the content term
+        k's postings that may hold one of ``within`` (all if None)."""
+        return self.segment.blocks("content", k, within)
 
     def command_docs(self, command: str) -> list[int]:
         found = self.lexicon("command").equal_to(command)
-        return sorted(
-            chain.from_iterable(ids for k in found for ids, _, _ in self._blocks("command", k))
-        )
+        blocks = (self.segment.blocks("command", k) for k in found)
+        return sorted(chain.from_iterable(ids for block in blocks for ids, _, _ in block))
 
     # ---- counting
 
@@ -742,7 +526,7 @@ class _Segment:
         # in as many texts as reading the rest would cost: often the bounds the tokens
         # read give are tight enough, and the rest need not be read.
         costs = [
-            lex.cost_us(ks) / (_FOLLOW_GAIN if follows[i] else 1) for i, ks in enumerate(choices)
+            _cost_us(lex, ks) / (_FOLLOW_GAIN if follows[i] else 1) for i, ks in enumerate(choices)
         ]
         order = sorted(range(len(spans)), key=costs.__getitem__)
         needle = lowered.encode("utf-8")
@@ -750,7 +534,7 @@ class _Segment:
         known: dict[int, int] = {}  # docnum: occurrences, for the texts counted so far
         for step, i in enumerate(order):
             if docs is not None:
-                rest = sum(lex.cost_us(choices[j], len(docs)) for j in order[step:])
+                rest = sum(_cost_us(lex, choices[j], len(docs)) for j in order[step:])
                 if rest > len(docs) * _TEXT_US:
                     break
                 # Trying costs ordering the documents left, and then at least the top.
@@ -769,7 +553,7 @@ class _Segment:
             done = self._count_best(read, docs, needle, top, known)
             assert done is not None
             return done
-        texts = _Column(self.reader, self.memo, "text")
+        texts = self.segment.bytes_column("text")
         counts = ((d, texts.value(d).count(needle)) for d in docs)
         return {d: float(n) for d, n in counts if n}
 
@@ -795,7 +579,7 @@ class _Segment:
                     continue
                 # In C: the block's hashes searched at once (mostly in vain), then each
                 # posting's.
-                block = values.data if isinstance(values, PackedValues) else b"".join(values)
+                block = joined_values(values)
                 tested += len(values)
                 if len(follows) == 1:
                     if follows[0] in block:
@@ -835,7 +619,7 @@ class _Segment:
                 by_bound[bound] = [d]
             else:
                 group.append(d)
-        texts = _Column(self.reader, self.memo, "text")
+        texts = self.segment.bytes_column("text")
         ranks = self.day_ranks()
         counts: dict[int, float] = {}
         best: list[tuple[float, int]] = []  # a heap of the top (count, day rank) so far
@@ -870,23 +654,8 @@ def _add(acc: dict[int, float], part: dict[int, float]) -> dict[int, float]:
     return acc
 
 
-def _segments(ctx: QueryContext, searcher: Searcher) -> list[_Segment]:
-    memos: dict[Any, _SegmentMemo] = ctx.memo.setdefault("reports.segments", {})
-    segments = []
-    live = set()
-    for reader, _offset in searcher.reader().leaf_readers():
-        segment = reader.segment()
-        if segment is None:  # an index without segments
-            continue
-        segid = segment.segment_id()
-        live.add(segid)
-        memo = memos.get(segid)
-        if memo is None:
-            memo = memos[segid] = _SegmentMemo()
-        segments.append(_Segment(reader, memo))
-    for segid in set(memos) - live:  # merged away
-        del memos[segid]
-    return segments
+def _segments(snapshot: Snapshot) -> list[_Segment]:
+    return [_Segment(segment) for segment, _base in snapshot.segments()]
 
 
 class _Ranked(NamedTuple):
@@ -930,7 +699,7 @@ def _best(found: list[tuple[_Segment, dict[int, float]]], n: int) -> list[_Ranke
     edge = _nth_highest(days, need)
     chosen: list[tuple[float, int, str, _Ranked]] = []
     for segment, counts, above, tied, ranks in near:
-        keys = _Column(segment.reader, segment.memo, "sort_key")
+        keys = segment.segment.bytes_column("sort_key")
         day_ranks = segment.day_ranks()
         for d in chain(above, compress(tied, map(edge.__le__, ranks))):
             key = keys.value(d).decode("utf-8")
@@ -962,7 +731,7 @@ def _hit(
     text = files.text(ranked.key)
     if text is None:
         return None
-    indexed = _Column(ranked.segment.reader, ranked.segment.memo, "text").value(ranked.doc)
+    indexed = ranked.segment.segment.bytes_column("text").value(ranked.doc)
     if (found := _first_match_indexed(text, indexed, needles)) is not None:
         quote_ = _around(text, *found)
     else:

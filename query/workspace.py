@@ -9,32 +9,26 @@ Lines are ranked by how the literal sits in them (whole words, then the start of
 word, the end of one, inside one), ties newest first; a conversation shows at most
 LINES_PER_CONVERSATION lines while other conversations match too.
 
-Per process, a `WorkspaceCache` keeps what never changes within an index segment: its
-terms, the stored fields of its documents and, within a budget, the lower-cased text of
+Per process, a `WorkspaceCache` keeps what never changes within an index segment: the
+stored fields of its documents and, within a budget, the lower-cased text of
 the files already read.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
-from whoosh.codec.whoosh3 import W3LeafMatcher
-from whoosh.matching.wrappers import FilterMatcher
-from whoosh.reading import IndexReader, TermNotFound
 
+from indexer.engine.base import Segment
 from indexer.sources.base import CJK_CHARS, TOKEN_PATTERN
-from indexer.sources.conversations import ConversationsSource
-from indexer.store import SkipFile, Syncer, read_file
+from indexer.store import SkipFile, read_file
 from query.args import check_query, check_range
 from query.context import QueryContext
 from query.errors import TroveError
@@ -179,8 +173,6 @@ class _Doc:
 
 @dataclass
 class _Segment:
-    terms: list[str]
-    joined: str  # the terms, one per line, for substring searches
     docs: dict[int, _Doc] = field(default_factory=dict)
     text_chars: int = 0
 
@@ -200,29 +192,22 @@ class WorkspaceCache:
         self._text_chars = 0
         self.text_budget = text_budget
 
-    def segment(self, reader: IndexReader) -> _Segment:
-        segid = reader.segment().segment_id()
+    def segment(self, segment: Segment) -> _Segment:
         with self._lock:
-            seg = self._segments.get(segid)
-        if seg is None:
-            terms = list(reader.field_terms("content"))
-            seg = _Segment(terms, "\n".join(terms))
-            with self._lock:
-                seg = self._segments.setdefault(segid, seg)
-        return seg
+            return self._segments.setdefault(segment.id, _Segment())
 
     def forget_segments_except(self, segids: set[str]) -> None:
         with self._lock:
             for segid in [s for s in self._segments if s not in segids]:
                 self._text_chars -= self._segments.pop(segid).text_chars
 
-    def docs(self, seg: _Segment, reader: IndexReader, docnums: Iterable[int]) -> list[_Doc]:
+    def docs(self, seg: _Segment, segment: Segment, docnums: Iterable[int]) -> list[_Doc]:
         get = seg.docs.get
         out = []
         for n in docnums:
             doc = get(n)
             if doc is None:
-                f = reader.stored_fields(n)
+                f = segment.stored(n)
                 date, conv = f.get("date", ""), f.get("conversation", "")
                 doc = seg.docs[n] = _Doc(f["key"], date, conv, (date, conv))
             out.append(doc)
@@ -254,78 +239,41 @@ def read_text(root: Path, rel: str, max_bytes: int) -> str | None:
 # --------------------------------------------------------------------------- candidates
 
 
-def _expand(seg: _Segment, word: _Word) -> list[str] | None:
+def _expand(segment: Segment, word: _Word) -> list[str] | None:
     """The segment's terms that can hold the word (None: too many to narrow anything)."""
+    lex = segment.lexicon("content")
     if word.exact:
-        i = bisect.bisect_left(seg.terms, word.text)
-        return [word.text] if i < len(seg.terms) and seg.terms[i] == word.text else []
-    if word.bounded_left:  # the word starts a term
-        lo = bisect.bisect_left(seg.terms, word.text)
-        hi = bisect.bisect_left(seg.terms, word.text + "\U0010ffff")
-        return seg.terms[lo:hi] if hi - lo <= MAX_EXPANSION else None
-    pattern = re.escape(word.text) + ("$" if word.bounded_right else "[^\n]*")
-    found = re.findall(r"^[^\n]*" + pattern, seg.joined, re.MULTILINE)
-    return found if len(found) <= MAX_EXPANSION else None
-
-
-def docs_with(reader: IndexReader, field_name: str, terms: Iterable[str | bytes]) -> set[int]:
-    """The live documents of one segment (``reader`` a leaf) holding any of the terms."""
-    docs: set[int] = set()
-    for term in terms:
-        try:
-            matcher = reader.postings(field_name, term)
-        except TermNotFound:
-            continue
-        docs.update(_all_ids(matcher))
-    return docs
-
-
-def _all_ids(matcher: Any) -> Iterable[int]:
-    """A matcher's document numbers, a block at a time where Whoosh allows it.
-
-    ``Matcher.all_ids`` steps one posting at a time in Python; a segment's postings
-    are stored in blocks of ids, read here whole (about ten times faster).
-    """
-    excluded: Any = ()
-    if isinstance(matcher, FilterMatcher) and matcher._exclude:  # deleted documents
-        excluded = matcher._ids
-        leaf = matcher.child
+        found = lex.equal_to(word.text)
+    elif word.bounded_left:  # the word starts a term
+        found = lex.starting_with(word.text)
+    elif word.bounded_right:  # the word ends a term
+        found = lex.ending_with(word.text)
     else:
-        leaf = matcher
-    if not isinstance(leaf, W3LeafMatcher):
-        return matcher.all_ids()
-    leaf.reset()
-    ids: list[int] = []
-    while True:
-        leaf._read_ids()
-        ids.extend(leaf._ids)
-        if leaf._lastblock:
-            break
-        leaf._goto(leaf._nextoffset)
-    return [i for i in ids if i not in excluded] if excluded else ids
+        found = lex.containing(word.text)
+    return [lex.term(k) for k in found] if len(found) <= MAX_EXPANSION else None
 
 
 def _candidates(
-    reader: IndexReader, seg: _Segment, words: list[_Word], date_range: DateRange | None
+    segment: Segment, words: list[_Word], date_range: DateRange | None
 ) -> Iterator[int]:
     """Live documents of one segment that can hold the query (segment-local numbers)."""
     sets: list[set[int]] = []
     for word in words:
-        terms = _expand(seg, word)
+        terms = _expand(segment, word)
         if terms is None:  # too common a fragment: the literal check on the lines decides
             continue
         if not terms:
             return iter(())
-        sets.append(docs_with(reader, "content", terms))
+        sets.append(segment.docs_with("content", terms))
         if not sets[-1]:
             return iter(())
     if date_range is not None:
         field_name, term = date_range.field()
-        sets.append(docs_with(reader, field_name, [term]))
+        sets.append(segment.docs_with(field_name, [term]))
     if not sets:
         # No word narrows anything (the query has none, or only too common ones): every
         # live document may hold the query.
-        sets.append(docs_with(reader, "kind", ["doc"]))
+        sets.append(segment.docs_with("kind", ["doc"]))
     sets.sort(key=len)
     found = set(sets[0])
     for s in sets[1:]:
@@ -481,16 +429,14 @@ def search_workspace(
     matcher = _Matcher(literal)
     max_bytes = int(settings.index.max_file_mb * 1024 * 1024)
 
-    with _searcher(ctx) as searcher:
+    with ctx.indexes.snapshot(COLLECTION, build=True) as snapshot:
+        if snapshot is None:
+            raise TroveError("DIRECTORY_NOT_FOUND", "the conversations index could not be built")
         found: list[tuple[_Segment, list[_Doc]]] = []
-        segids: set[str] = set()
-        for reader, _base in searcher.reader().leaf_readers():
-            if reader.segment() is None:  # an index without documents
-                continue
-            seg = cache.segment(reader)
-            segids.add(reader.segment().segment_id())
-            found.append((seg, cache.docs(seg, reader, _candidates(reader, seg, words, dr))))
-        cache.forget_segments_except(segids)
+        for segment, _base in snapshot.segments():
+            seg = cache.segment(segment)
+            found.append((seg, cache.docs(seg, segment, _candidates(segment, words, dr))))
+        cache.forget_segments_except({segment.id for segment, _ in snapshot.segments()})
 
     docs = [(seg, doc) for seg, seg_docs in found for doc in seg_docs]
     # Newest first (date folder, then conversation), then by path: the order ties keep.
@@ -537,20 +483,6 @@ def search_workspace(
             )
         )
     return WorkspaceSearchResponse(results=hits, total_found=sum(per_conversation.values()))
-
-
-@contextmanager
-def _searcher(ctx: QueryContext) -> Iterator[Any]:
-    """The conversations searcher; an index never built is built first."""
-    with ctx.indexes.searcher(COLLECTION) as searcher:
-        if searcher is not None:
-            yield searcher
-            return
-    Syncer(ctx.settings, ConversationsSource()).reconcile()
-    with ctx.indexes.searcher(COLLECTION) as searcher:
-        if searcher is None:
-            raise TroveError("DIRECTORY_NOT_FOUND", "the conversations index could not be built")
-        yield searcher
 
 
 def _memo(ctx: QueryContext) -> WorkspaceCache:

@@ -4,16 +4,18 @@ import subprocess
 import sys
 import textwrap
 
-from whoosh.query import Term
-
+from indexer.engine.base import TermClause
 from indexer.sources.commands import CommandsSource
 from indexer.store import Syncer
 from query.indexes import Indexes
 
 
 def names(indexes: Indexes) -> set[str]:
-    with indexes.searcher("commands") as s:
-        return {d["name"] for d in s.documents(kind="doc")} if s is not None else set()
+    with indexes.snapshot("commands") as s:
+        if s is None:
+            return set()
+        stored = (d for segment, _ in s.segments() for _, d in segment.live_stored())
+        return {d["name"] for d in stored if d["kind"] == "doc"}
 
 
 def test_an_open_searcher_sees_another_process_commit_on_its_next_query(make_settings, write) -> None:
@@ -24,12 +26,13 @@ def test_an_open_searcher_sees_another_process_commit_on_its_next_query(make_set
     Syncer(settings, CommandsSource()).reconcile()
     assert names(indexes) == {"a"}
 
-    with indexes.searcher("commands") as first:
+    with indexes.snapshot("commands") as first:
         pass
     generation = indexes.generation("commands")
     assert names(indexes) == {"a"}
-    with indexes.searcher("commands") as same:
-        assert same is first  # nothing committed: the searcher is reused, not reopened
+    with indexes.snapshot("commands") as same:
+        # Nothing committed: the searcher is reused, not reopened.
+        assert same.searcher is first.searcher
 
     write("commands/b.md", "beta")
     code = textwrap.dedent(f"""
@@ -61,13 +64,13 @@ def test_a_rebuilt_index_of_a_new_schema_is_reopened(make_settings, write, tmp_p
     data = json.loads(marker.read_text())
     data["schema_version"] = 999
     marker.write_text(json.dumps(data))
-    with indexes.searcher("commands") as before:
+    with indexes.snapshot("commands") as before:
         pass
     # The writer finds another version on disk and rebuilds; the reader reopens.
     assert Syncer(settings, CommandsSource()).reconcile().added == 1
     assert names(indexes) == {"a"}
-    with indexes.searcher("commands") as after:
-        assert after is not before
-    with indexes.searcher("commands") as s:
-        assert len(list(s.docs_for_query(Term("kind", "doc")))) == 1
+    with indexes.snapshot("commands") as after:
+        assert after.searcher is not before.searcher
+    with indexes.snapshot("commands") as s:
+        assert len(s.matching(TermClause("kind", "doc"))) == 1
     indexes.close()

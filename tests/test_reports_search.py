@@ -16,6 +16,7 @@ from corpus import COMMANDS, make_corpus, mutate, queries
 from typer.testing import CliRunner
 from whoosh.codec.whoosh3 import W3PostingsWriter
 
+import indexer.engine.whoosh.reading as whoosh_reading
 import query.reports as reports_module
 from indexer import codec, store
 from indexer.codec import TroveCodec
@@ -545,6 +546,8 @@ def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
     for name, value in plan.items():
         if name == "blocklimit":
             monkeypatch.setattr(store, "TroveCodec", functools.partial(TroveCodec, value))
+        elif name == "SubFile":
+            monkeypatch.setattr(whoosh_reading, name, value)
         else:
             monkeypatch.setattr(reports_module, name, value)
     root = tmp_path / "reports"
@@ -567,10 +570,10 @@ def test_postings_blocks_written_by_whoosh_itself_are_read_all_the_same(
     corpus = make_corpus(root, 8, reports=50)
     ctx = reports_ctx()
     reindex(ctx)
-    with ctx.indexes.searcher("reports") as searcher:
-        (segment,) = reports_module._segments(ctx, searcher)
+    with ctx.indexes.snapshot("reports") as snapshot:
+        (segment,) = reports_module._segments(snapshot)
         k = max(range(len(segment.lexicon().starts)), key=segment.lexicon().doc_counts.__getitem__)
-        (_, _, values), *_ = segment._blocks("content", k)
+        (_, _, values), *_ = segment.segment.blocks("content", k)
         assert isinstance(values, tuple)
     check_against_reference(ctx, root, corpus, 8, 100)
 
@@ -616,14 +619,14 @@ def check_against_reference(ctx: QueryContext, root: Path, corpus, seed: int, n:
 
 
 def test_the_term_lookups_find_exactly_the_terms_a_scan_finds(tmp_path, reports_ctx) -> None:
-    """_Lexicon's bisections (terms in order; their suffixes in order) against a scan of
+    """The Lexicon's bisections (terms in order; their suffixes in order) against a scan of
     every term, with strings cut out of the terms (CJK, emoji, 'İ') and strings no term
     holds."""
     make_corpus(tmp_path / "reports", 7, reports=40)
     ctx = reports_ctx()
     reindex(ctx)
-    with ctx.indexes.searcher("reports") as searcher:
-        (segment,) = reports_module._segments(ctx, searcher)
+    with ctx.indexes.snapshot("reports") as snapshot:
+        (segment,) = reports_module._segments(snapshot)
         lex = segment.lexicon()
         terms = [lex.term(k) for k in range(len(lex.starts))]
         assert len(terms) > 100 and any(not t.isascii() for t in terms)

@@ -1,0 +1,187 @@
+"""The engine protocol: what trove's searches and its indexer ask of a search engine.
+
+A collection's index is a set of immutable segments. Documents are numbered within a
+segment (0 .. ``doc_count_all`` - 1, deleted ones included: ``deleted`` says which);
+globally, a document's number is its segment's ``base`` plus its own.
+
+Searches ask, per segment, for a field's terms in order (a ``Lexicon``), a term's postings
+in blocks (document numbers, frequencies, and the per-posting values of fields whose
+postings carry them), and a document's column values; per snapshot, for BM25F top-k of a
+ranked query, the documents a ranked query matches, and stored fields. Nothing here names
+how an engine stores any of it.
+
+An engine also writes: the store (indexer/store.py) plans what changes and hands the plan
+to the engine's writer session for one commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
+
+from indexer.engine.lexicon import Lexicon
+
+
+class Block(NamedTuple):
+    """One block of a term's postings, document numbers ascending.
+
+    Deleted documents may be in it: callers drop them (``Segment.deleted``)."""
+
+    ids: Iterator[int]
+    weights: Iterable[float]  # one per posting: the term's frequency in the document
+    values: Sequence[bytes] | None  # per posting, for fields whose postings carry values
+
+
+def joined_values(values: Sequence[bytes]) -> bytes:
+    """A block's values in one bytes, to search them all at once (an engine may keep
+    them so already, as a ``data`` attribute)."""
+    data = getattr(values, "data", None)
+    return data if isinstance(data, bytes) else b"".join(values)
+
+
+class Segment(Protocol):
+    """One immutable segment of a collection's index."""
+
+    @property
+    def id(self) -> str:
+        """Names the segment while it lives (what derived data is cached under)."""
+        ...
+
+    @property
+    def doc_count_all(self) -> int:
+        """How many documents it numbers, deleted ones included."""
+        ...
+
+    @property
+    def deleted(self) -> frozenset[int]:
+        """The numbers of its deleted documents."""
+        ...
+
+    def lexicon(self, field: str) -> Lexicon:
+        """The field's terms in code point order (made once per segment)."""
+        ...
+
+    def blocks(self, field: str, term: int, within: Sequence[int] | None = None) -> Iterator[Block]:
+        """The postings of term number ``term`` of ``lexicon(field)``; with ``within``
+        (sorted document numbers), at least the blocks that may hold one of them."""
+        ...
+
+    def docs_with(self, field: str, terms: Iterable[str]) -> set[int]:
+        """The live documents holding any of the terms."""
+        ...
+
+    def bytes_column(self, name: str) -> BytesColumn:
+        """A column of byte strings, one per document."""
+        ...
+
+    def int_column(self, name: str) -> Sequence[int]:
+        """A column of integers, one per document (made once per segment)."""
+        ...
+
+    def stored(self, doc: int) -> Mapping[str, Any]:
+        """A document's stored fields."""
+        ...
+
+    def live_stored(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
+        """(number, stored fields) of every live document."""
+        ...
+
+
+class BytesColumn(Protocol):
+    def value(self, doc: int) -> bytes: ...
+
+
+# ---- ranked queries (BM25F), as plain data
+
+
+@dataclass(frozen=True)
+class TermClause:
+    """A term of a field; ``boost`` multiplies its score."""
+
+    field: str
+    text: str
+    boost: float = 1.0
+
+
+@dataclass(frozen=True)
+class PhraseClause:
+    """Terms of a field in a row."""
+
+    field: str
+    words: tuple[str, ...]
+    boost: float = 1.0
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """Matches where any clause does; scores the sum of those that match."""
+
+    clauses: tuple[Ranked, ...]
+
+
+@dataclass(frozen=True)
+class AllOf:
+    """Matches where every clause does; scores their sum."""
+
+    clauses: tuple[Ranked, ...]
+
+
+@dataclass(frozen=True)
+class Boosted:
+    """Matches where ``required`` does; ``optional`` adds its score where it also matches."""
+
+    required: Ranked
+    optional: Ranked
+
+
+Ranked = TermClause | PhraseClause | AnyOf | AllOf | Boosted
+
+
+class Scored(NamedTuple):
+    doc: int  # global document number
+    score: float
+
+
+class Snapshot(Protocol):
+    """A collection's index as of one commit."""
+
+    @property
+    def generation(self) -> int:
+        """Grows with every commit (and across rebuilds)."""
+        ...
+
+    @property
+    def stamp(self) -> object:
+        """Equal for two snapshots only if they hold the same documents (what data
+        derived from a snapshot is kept under)."""
+        ...
+
+    def segments(self) -> Sequence[tuple[Segment, int]]:
+        """Each segment with its base (the global number of its document 0)."""
+        ...
+
+    def stored(self, doc: int) -> Mapping[str, Any]:
+        """A document's stored fields, by global number."""
+        ...
+
+    def top(self, query: Ranked, limit: int, allowed: set[int] | None = None) -> list[Scored]:
+        """The ``limit`` best live documents by BM25F (among ``allowed``, global numbers,
+        if given), best first."""
+        ...
+
+    def matching(self, query: Ranked) -> set[int]:
+        """Every live document the query matches (global numbers)."""
+        ...
+
+
+class Reader(Protocol):
+    """The query side's handle on one collection's index, kept open by a process."""
+
+    def snapshot(self) -> AbstractContextManager[Snapshot | None]:
+        """The latest commit (None: the index was never built or must be rebuilt); new
+        commits by other processes show on the next call."""
+        ...
+
+    def close(self) -> None: ...

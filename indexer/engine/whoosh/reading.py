@@ -1,0 +1,370 @@
+"""The Whoosh engine's read side: snapshots, segments, postings, columns, BM25F top-k.
+
+A ``WhooshReader`` keeps one searcher per collection open and refreshes it when another
+process committed (a new searcher costs tens of milliseconds; a reused one nothing).
+Everything a search derives from a segment that never changes (its lexicons, where each
+column value is, its integer columns) is kept per segment id until the segment is merged
+away.
+
+Postings and columns are read from Whoosh 2.7.4's files directly, past its matchers and
+column readers, which cost several times more (see ``WhooshSegment.blocks``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import zlib
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from io import BytesIO
+from itertools import accumulate, repeat
+from pickle import Unpickler, loads
+from typing import Any
+
+from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3LeafMatcher
+from whoosh.columns import VarBytesColumn
+from whoosh.filedb.compound import SubFile
+from whoosh.index import Index
+from whoosh.matching.wrappers import FilterMatcher
+from whoosh.query import And, AndMaybe, Or, Phrase, Query, Term
+from whoosh.reading import IndexReader, TermNotFound
+from whoosh.searching import Searcher
+
+from indexer.engine.base import (
+    AllOf,
+    AnyOf,
+    Block,
+    Boosted,
+    PhraseClause,
+    Ranked,
+    Scored,
+    TermClause,
+)
+from indexer.engine.lexicon import Lexicon
+
+
+class _SegmentMemo:
+    """What is derived from one (immutable) segment and kept between queries."""
+
+    def __init__(self) -> None:
+        self.lexicons: dict[str, tuple[Lexicon, array[int], array[int]]] = {}
+        self.int_columns: dict[str, list[int]] = {}
+        self.deleted: tuple[int, frozenset[int]] = (0, frozenset())
+        # Where each document's value is in a bytes column: {column: (offsets, lengths)}.
+        self.layouts: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
+        self.lock = threading.Lock()
+
+
+class WhooshSegment:
+    """One segment of a Whoosh index (a leaf reader), with its memo."""
+
+    def __init__(self, reader: IndexReader, memo: _SegmentMemo) -> None:
+        self.reader = reader
+        self.memo = memo
+        segment = reader.segment()
+        self.id: str = segment.segment_id()
+        self.doc_count_all: int = reader.doc_count_all()
+        count = segment.deleted_count()
+        if memo.deleted[0] != count:  # deletions only ever grow within a segment
+            memo.deleted = (count, frozenset(segment.deleted_docs()))
+        self.deleted: frozenset[int] = memo.deleted[1]
+
+    def _lexicon(self, field: str) -> tuple[Lexicon, array[int], array[int]]:
+        found = self.memo.lexicons.get(field)
+        if found is None:
+            terms: list[str] = []
+            offsets = array("q")  # -1: postings inlined in the term info
+            lengths = array("Q")
+            doc_counts = array("Q")
+            for (name, tbytes), info in self.reader._terms.items_from(field, b""):
+                if name != field:
+                    break
+                terms.append(tbytes.decode("utf-8"))
+                if info.is_inlined():
+                    offset, length = -1, 0
+                else:
+                    offset, length = info.extent()
+                    if isinstance(length, tuple):  # Whoosh 2.7.4 unpacks it as a 1-tuple
+                        (length,) = length
+                offsets.append(offset)
+                lengths.append(length)
+                doc_counts.append(info.doc_frequency())
+            found = self.memo.lexicons[field] = (Lexicon(terms, doc_counts), offsets, lengths)
+        return found
+
+    def lexicon(self, field: str) -> Lexicon:
+        return self._lexicon(field)[0]
+
+    def blocks(self, field: str, term: int, within: Sequence[int] | None = None) -> Iterator[Block]:
+        """Reads Whoosh 2.7.4's postings file directly, a whole posting list at once: its
+        matcher reads each block header with many small reads and costs several times
+        more. The document numbers come as an iterator, worked out from the stored
+        differences as it is read: where no posting of a block is wanted, they are not.
+        Whoosh stores the weights as None when all are 1, one float when all are equal:
+        they are spread one per posting."""
+        lex, offsets, lengths = self._lexicon(field)
+        offset = offsets[term]
+        if offset < 0:
+            info = self.reader._terms.term_info(field, lex.term(term).encode("utf-8"))
+            ids, weights, values = info.inlined_postings()
+            yield Block(iter(ids), _spread(weights), values)
+            return
+        data = self.reader._terms._postfile.get(offset, lengths[term])
+        if data[:4] != WHOOSH3_HEADER_MAGIC:
+            raise ValueError(f"unexpected postings of {field}:{lex.term(term)!r}")
+        stream = BytesIO(data)
+        pos, low = 4, -1
+        while True:
+            # A block: its length (negative for the last), a pickled info tuple, the data.
+            size = int.from_bytes(data[pos : pos + 4], "big", signed=True)
+            stream.seek(pos + 4)
+            _count, high, _maxweight, compressed, _, _ = Unpickler(stream).load()
+            end = pos + 4 + abs(size)
+            if within is None or bisect_right(within, high) > bisect_right(within, low):
+                block = data[stream.tell() : end]
+                ids, weights, values = loads(zlib.decompress(block) if compressed else block)
+                yield Block(accumulate(ids), _spread(weights), values)
+            if size < 0 or end >= len(data):
+                return
+            pos, low = end, high
+
+    def docs_with(self, field: str, terms: Iterable[str]) -> set[int]:
+        docs: set[int] = set()
+        for term in terms:
+            try:
+                matcher = self.reader.postings(field, term)
+            except TermNotFound:
+                continue
+            docs.update(_all_ids(matcher))
+        return docs
+
+    def bytes_column(self, name: str) -> _BytesColumn:
+        return _BytesColumn(self.reader, self.memo, name)
+
+    def int_column(self, name: str) -> Sequence[int]:
+        values = self.memo.int_columns.get(name)
+        if values is None:
+            if self.reader.has_column(name):
+                values = list(self.reader.column_reader(name))
+            else:
+                values = [0] * self.doc_count_all
+            self.memo.int_columns[name] = values
+        return values
+
+    def stored(self, doc: int) -> Mapping[str, Any]:
+        return self.reader.stored_fields(doc)  # type: ignore[no-any-return]
+
+    def live_stored(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
+        for doc in self.reader.all_doc_ids():
+            yield doc, self.reader.stored_fields(doc)
+
+
+def _spread(weights: Any) -> Iterable[float]:
+    if weights is None or isinstance(weights, float):
+        return repeat(weights or 1.0)
+    return weights  # type: ignore[no-any-return]
+
+
+def _all_ids(matcher: Any) -> Iterable[int]:
+    """A matcher's document numbers, a block at a time where Whoosh allows it.
+
+    ``Matcher.all_ids`` steps one posting at a time in Python; a segment's postings
+    are stored in blocks of ids, read here whole (about ten times faster).
+    """
+    excluded: Any = ()
+    if isinstance(matcher, FilterMatcher) and matcher._exclude:  # deleted documents
+        excluded = matcher._ids
+        leaf = matcher.child
+    else:
+        leaf = matcher
+    if not isinstance(leaf, W3LeafMatcher):
+        return matcher.all_ids()  # type: ignore[no-any-return]
+    leaf.reset()
+    ids: list[int] = []
+    while True:
+        leaf._read_ids()
+        ids.extend(leaf._ids)
+        if leaf._lastblock:
+            break
+        leaf._goto(leaf._nextoffset)
+    return [i for i in ids if i not in excluded] if excluded else ids
+
+
+class _BytesColumn:
+    """The values of a segment's column of byte strings.
+
+    Reads each value with one pread from the segment's file, past Whoosh's column reader
+    (which costs as much again); a column whose file is laid out otherwise is read
+    through Whoosh.
+    """
+
+    def __init__(self, reader: IndexReader, memo: _SegmentMemo, name: str) -> None:
+        perdoc = reader._perdoc
+        if name not in perdoc._colfiles:  # Whoosh keeps the column files it opened here
+            perdoc._colfiles[name] = perdoc._get_column_file(name)
+        colfile, start, length = perdoc._colfiles[name]
+        if name not in memo.layouts:
+            column = VarBytesColumn().reader(colfile, start, length, reader.doc_count_all())
+            memo.layouts[name] = (column._offsets, column._lengths)
+        self.offsets, self.lengths = memo.layouts[name]
+        self._fd = -1
+        inner = getattr(colfile, "file", None)
+        if isinstance(inner, SubFile) and hasattr(inner._file, "fileno"):
+            self._fd, self._base = inner._file.fileno(), inner._offset + start
+        elif hasattr(inner, "fileno"):
+            self._fd, self._base = inner.fileno(), start
+        self._column = colfile, start
+
+    def value(self, doc: int) -> bytes:
+        length = self.lengths[doc]
+        if self._fd >= 0:
+            return os.pread(self._fd, length, self._base + self.offsets[doc])
+        colfile, start = self._column
+        return colfile.get(start + self.offsets[doc], length)  # type: ignore[no-any-return]
+
+
+# ---- ranked queries
+
+
+def whoosh_query(query: Ranked) -> Query:
+    """The Whoosh query of a ranked query."""
+    if isinstance(query, TermClause):
+        return Term(query.field, query.text, boost=query.boost)
+    if isinstance(query, PhraseClause):
+        return Phrase(query.field, list(query.words), boost=query.boost)
+    if isinstance(query, AnyOf):
+        return Or([whoosh_query(c) for c in query.clauses])
+    if isinstance(query, AllOf):
+        return And([whoosh_query(c) for c in query.clauses])
+    if isinstance(query, Boosted):
+        return AndMaybe(whoosh_query(query.required), whoosh_query(query.optional))
+    raise TypeError(f"not a ranked query: {query!r}")
+
+
+class WhooshSnapshot:
+    """A collection's index as one searcher sees it."""
+
+    def __init__(self, searcher: Searcher, memos: dict[str, _SegmentMemo]) -> None:
+        self.searcher = searcher
+        self._memos = memos
+        self._segments: list[tuple[WhooshSegment, int]] | None = None
+
+    @property
+    def generation(self) -> int:
+        return self.searcher.reader().generation()  # type: ignore[no-any-return]
+
+    @property
+    def stamp(self) -> tuple[tuple[str, int], ...]:
+        """Identifies what the snapshot sees: its segments and their deletions."""
+        return tuple((s.id, len(s.deleted)) for s, _ in self.segments())
+
+    def segments(self) -> Sequence[tuple[WhooshSegment, int]]:
+        if self._segments is None:
+            found = []
+            for reader, base in self.searcher.reader().leaf_readers():
+                if reader.segment() is None:  # an index without segments
+                    continue
+                segid = reader.segment().segment_id()
+                memo = self._memos.get(segid)
+                if memo is None:
+                    memo = self._memos[segid] = _SegmentMemo()
+                found.append((WhooshSegment(reader, memo), base))
+            self._segments = found
+        return self._segments
+
+    def stored(self, doc: int) -> Mapping[str, Any]:
+        return self.searcher.stored_fields(doc)  # type: ignore[no-any-return]
+
+    def top(self, query: Ranked, limit: int, allowed: set[int] | None = None) -> list[Scored]:
+        hits = self.searcher.search(whoosh_query(query), limit=limit, filter=allowed)
+        return [Scored(hit.docnum, hit.score) for hit in hits]
+
+    def matching(self, query: Ranked) -> set[int]:
+        return set(self.searcher.docs_for_query(whoosh_query(query)))
+
+
+class WhooshReader:
+    """One collection's searcher, kept open and refreshed (one per process and collection).
+
+    ``open_index`` gives the index for reading (None: never built, or to be rebuilt);
+    ``current_version`` whether the index on disk is still of the schema version this
+    process reads (a refresh reuses the readers of unchanged segments, so only an index
+    of the same version may be refreshed rather than reopened).
+    """
+
+    def __init__(
+        self, open_index: Callable[[], Index | None], current_version: Callable[[], bool]
+    ) -> None:
+        self._open_index = open_index
+        self._current_version = current_version
+        # Held while a snapshot is used: a Whoosh searcher is not safe to share between
+        # threads while it refreshes.
+        self._lock = threading.RLock()
+        self._index: Index | None = None
+        self._searcher: Searcher | None = None
+        self._generation = -1
+        self._memos: dict[str, _SegmentMemo] = {}
+
+    @contextmanager
+    def snapshot(self) -> Iterator[WhooshSnapshot | None]:
+        with self._lock:
+            searcher = self._current()
+            if searcher is None:
+                yield None
+                return
+            snapshot = WhooshSnapshot(searcher, self._memos)
+            yield snapshot
+            live = {s.id for s, _ in snapshot.segments()}
+            for segid in set(self._memos) - live:  # merged away
+                del self._memos[segid]
+
+    @property
+    def generation(self) -> int:
+        """The generation the current searcher reads (-1 if none)."""
+        return self._generation
+
+    def _current(self) -> Searcher | None:
+        index = self._index
+        if index is None:
+            index = self._open_index()
+            if index is None:
+                return None
+            self._index = index
+        try:
+            latest = index.latest_generation()
+        except OSError:
+            latest = -2
+        searcher = self._searcher
+        if searcher is not None and self._generation == latest:
+            return searcher
+        if searcher is not None and self._current_version():
+            # Same schema: refresh reuses the readers of segments that did not change.
+            try:
+                searcher = searcher.refresh()
+            except (OSError, ValueError, EOFError):
+                searcher = None
+            else:
+                self._searcher = searcher
+                self._generation = searcher.reader().generation()
+                return searcher
+        # Reopen: the index may have been rebuilt (another schema version) since we opened it.
+        fresh = self._open_index()
+        if fresh is None:
+            self.close()
+            return None
+        self.close()
+        self._index = fresh
+        searcher = self._searcher = fresh.searcher()
+        self._generation = searcher.reader().generation()
+        return searcher
+
+    def close(self) -> None:
+        with self._lock:
+            if self._searcher is not None:
+                self._searcher.close()
+            self._searcher = None
+            self._index = None
+            self._generation = -1
