@@ -1,0 +1,74 @@
+"""The answers of search_elog and get_elog_thread, as pydantic models (their MCP schemas)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Ranker = Literal["recency", "bm25", "bm25+lexical", "bm25+semantic", "regex"]
+
+
+class ElogHit(BaseModel):
+    """One logbook entry that answers a search."""
+
+    elog_id: int = Field(description="The entry's message id (for get_elog_thread).")
+    title: str = Field(description="The entry's title.")
+    date: str = Field(description="When it was written: ISO 8601 with the logbook's offset.")
+    author: str
+    category: str = Field(description="As written in the entry (may be empty).")
+    system: str = Field(description="As written; multi-choice values read 'a | b'.")
+    domain: str
+    section: str
+    snippet: str = Field(
+        description="The passage of the body that matches (its start when nothing in the "
+        "body does, or when there is no query)."
+    )
+    score: float = Field(
+        description="The ranker's score (higher is better; 0 when ordered by date)."
+    )
+    link: str = Field(description="[elog] link_base_url + id; a file:// URL when unset.")
+
+
+class ElogSearchResponse(BaseModel):
+    """The answer to search_elog."""
+
+    hits: list[ElogHit] = Field(description="The best entries, best (or newest) first.")
+    total: int = Field(description="How many entries matched, before the max_results cut.")
+    ranker: Ranker = Field(
+        description="What ordered the hits: recency (no query, newest first), bm25, "
+        "bm25+lexical or bm25+semantic (text), regex (a regular expression)."
+    )
+
+
+class ElogThreadEntry(BaseModel):
+    """One entry of a thread."""
+
+    elog_id: int
+    depth: int = Field(description="Replies between the thread's root and this entry.")
+    title: str
+    date: str
+    author: str
+    category: str
+    system: str
+    domain: str
+    section: str
+    in_reply_to: int | None = Field(description="The parent's id (null on the root).")
+    replies: list[int] = Field(description="Ids of its direct replies found in the logbook.")
+    body: str = Field(description="The text a reader sees (tags stripped).")
+    attachments: list[str]
+    link: str
+
+
+class ElogThreadResponse(BaseModel):
+    """The answer to get_elog_thread."""
+
+    root_id: int = Field(description="The id of the thread's first entry.")
+    message_id: int = Field(description="The entry that was asked for.")
+    entries: list[ElogThreadEntry] = Field(
+        description="Depth first from the root, replies in id order."
+    )
+    missing: list[int] = Field(
+        default_factory=list,
+        description="Ids the thread's links name that the logbook does not hold.",
+    )
