@@ -25,6 +25,7 @@ Figures are wall-clock on whatever else the machine is doing; medians are steadi
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import itertools
 import json
@@ -51,11 +52,12 @@ from rich.console import Console
 from rich.table import Table
 
 from indexer.config import Settings, settings_from_dict
+from indexer.engine.base import Snapshot, TermClause
 from indexer.sources.elog import ElogSource, parse_logbook_file
 from indexer.store import Syncer
 from query.context import QueryContext
 from query.elog import get_elog_thread, search_elog
-from query.rerank import semantic_available
+from query.rerank import RerankMode, semantic_available
 
 ZURICH = ZoneInfo("Europe/Zurich")
 MANIFEST = "bench-elog.json"
@@ -641,6 +643,10 @@ def with_rerank(ctx: QueryContext, mode: str) -> QueryContext:
     return QueryContext(settings, ctx.indexes, ctx.memo)
 
 
+def ranked_ids(ctx: QueryContext, mode: RerankMode, query: str) -> list[int]:
+    return [h.elog_id for h in search_elog(ctx, query, rerank=mode).hits]
+
+
 def quality(workdir: Path, semantic: bool) -> list[tuple[str, float, float]]:
     """MRR and nDCG@10 on the sample logbook for each ranker."""
     tmp = workdir / "quality"
@@ -649,13 +655,14 @@ def quality(workdir: Path, semantic: bool) -> list[tuple[str, float, float]]:
     shutil.copytree(REPO / "data/elog/SwissFEL", tmp / "SwissFEL")
     ctx = QueryContext.from_settings(settings_for(tmp, tmp / "SwissFEL", "lexical"))
     rows = []
-    modes = [("BM25 alone", "off"), ("BM25 + lexical rerank", "lexical")]
+    modes: list[tuple[str, RerankMode]] = [
+        ("BM25 alone", "off"),
+        ("BM25 + lexical rerank", "lexical"),
+    ]
     if semantic:
         modes.append(("BM25 + semantic rerank", "semantic"))
     for label, mode in modes:
-        measures = evaluate(
-            lambda q, mode=mode: [h.elog_id for h in search_elog(ctx, q, rerank=mode).hits]
-        )
+        measures = evaluate(functools.partial(ranked_ids, ctx, mode))
         rows.append((label, measures["mrr"], measures["ndcg@10"]))
     ctx.close()
     return rows
@@ -717,8 +724,10 @@ def reply_latency(
     workdir: Path, root: Path, ctx: QueryContext, parents: list[int], daemon: bool
 ) -> list[float]:
     """Seconds from a reply's two files changing to get_elog_thread showing it."""
-    with ctx.indexes.searcher("elog") as searcher:
-        next_id = _max_id(searcher) + 1
+    with ctx.indexes.snapshot("elog") as snapshot:
+        if snapshot is None:
+            raise SystemExit("the elog index is missing after the build")
+        next_id = _max_id(snapshot) + 1
     proc = None
     if daemon:
         cfg = workdir / "trove.toml"
@@ -757,11 +766,9 @@ def reply_latency(
     return latencies
 
 
-def _max_id(searcher: Any) -> int:
-    from whoosh.query import Term
-
-    (top,) = searcher.search(Term("kind", "doc"), sortedby="elog_id", reverse=True, limit=1)
-    return int(top["elog_id"])
+def _max_id(snapshot: Snapshot) -> int:
+    docs = snapshot.matching(TermClause("kind", "doc"))
+    return max(int(snapshot.stored(d)["elog_id"]) for d in docs)
 
 
 # --------------------------------------------------------------------------- main
@@ -829,16 +836,22 @@ def measure(args: argparse.Namespace, semantic: bool) -> list[tuple[str, str]]:
     kinds: list[tuple[str, list[Callable[[], Any]]]] = [
         (
             "text (bm25+lexical)",
-            [lambda q=q: search_elog(ctx, q) for q in text_queries(rng, n + warm)],
+            [functools.partial(search_elog, ctx, q) for q in text_queries(rng, n + warm)],
         ),
         (
             "filter-only (recency)",
-            [lambda a=a: search_elog(ctx, **a) for a in filter_queries(rng, n + warm)],
+            [functools.partial(search_elog, ctx, **a) for a in filter_queries(rng, n + warm)],
         ),
-        ("regex", [lambda q=q: search_elog(ctx, q) for q in regex_queries(rng, n + warm)]),
+        (
+            "regex",
+            [functools.partial(search_elog, ctx, q) for q in regex_queries(rng, n + warm)],
+        ),
         (
             "text, BM25 alone",
-            [lambda q=q: search_elog(ctx, q, rerank="off") for q in text_queries(rng, n + warm)],
+            [
+                functools.partial(search_elog, ctx, q, rerank="off")
+                for q in text_queries(rng, n + warm)
+            ],
         ),
     ]
     console.print("querying ...")
@@ -885,7 +898,7 @@ def measure(args: argparse.Namespace, semantic: bool) -> list[tuple[str, str]]:
                 f"{load_ms / 1000:.1f} s",
             )
         )
-        calls = [lambda q=q: search_elog(sem, q) for q in text_queries(rng, n + warm)]
+        calls = [functools.partial(search_elog, sem, q) for q in text_queries(rng, n + warm)]
         times, _ = run_kind(sem, calls, warm)
         rows.append(
             (
@@ -896,17 +909,19 @@ def measure(args: argparse.Namespace, semantic: bool) -> list[tuple[str, str]]:
     else:
         rows.append(("semantic rerank", "not measured (extra not installed or --no-semantic)"))
 
-    with ctx.indexes.searcher("elog") as searcher:
-        from whoosh.query import NumericRange
-
+    with ctx.indexes.snapshot("elog") as snapshot:
+        if snapshot is None:
+            raise SystemExit("the elog index is missing after the build")
         replies = [
-            searcher.stored_fields(d)["elog_id"]
-            for d in searcher.docs_for_query(NumericRange("in_reply_to", 0, None))
+            fields["elog_id"]
+            for segment, _ in snapshot.segments()
+            for _, fields in segment.live_stored()
+            if fields.get("in_reply_to") is not None
         ]
     members = random.Random(args.seed).sample(replies, min(len(replies), 220))
     times = []
     for i, mid in enumerate(members):
-        ms, _ = timed_ms(lambda mid=mid: get_elog_thread(ctx, mid))
+        ms, _ = timed_ms(functools.partial(get_elog_thread, ctx, mid))
         if i >= 20:
             times.append(ms)
     rows.append(

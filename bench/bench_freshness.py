@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gen_corpus import MANIFEST, generate
-from whoosh.query import Term
 
 from indexer.config import settings_from_file
+from indexer.engine.base import TermClause
 from indexer.sources.registry import get_source
 from indexer.store import CollectionIndex
 from query.context import QueryContext
@@ -89,8 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     cfg = ensure_corpus(args.workdir, args.reports)
     settings = settings_from_file(cfg)
     reports_root = settings.sources.reports
+    if reports_root is None:
+        raise SystemExit(f"{cfg} names no reports folder")
     for leftover in ("fresh", "burst"):
-        for f in (reports_root / leftover).glob("*.md") if (reports_root / leftover).exists() else ():
+        for f in (reports_root / leftover).glob("*.md"):
             f.unlink()
 
     started = time.perf_counter()
@@ -101,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[tuple[str, str]] = []
     try:
         wait_status(settings.index_dir, daemon.pid, "watching")
-        rows.append(("daemon start-up (reconcile + watch)", f"{time.perf_counter() - started:.2f} s"))
+        rows.append(
+            ("daemon start-up (reconcile + watch)", f"{time.perf_counter() - started:.2f} s")
+        )
         ctx = QueryContext.from_settings(settings)
         reports_index = CollectionIndex(settings.index_dir, get_source("reports"))
         rows.append(("reports in the index", f"{reports_index.doc_count()}"))
@@ -128,7 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         ]
 
         rss = psutil.Process(daemon.pid).memory_info().rss
-        rows.append((f"daemon RSS at {reports_index.doc_count()} reports", f"{rss / 1048576:.0f} MB"))
+        rows.append(
+            (f"daemon RSS at {reports_index.doc_count()} reports", f"{rss / 1048576:.0f} MB")
+        )
 
         burst = reports_root / "burst"
         burst.mkdir(exist_ok=True)
@@ -138,8 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         written = time.perf_counter() - t0
 
         def burst_done() -> bool:
-            with ctx.indexes.searcher("reports") as s:
-                return s is not None and len(list(s.docs_for_query(Term("command", "burst")))) >= args.burst
+            with ctx.indexes.snapshot("reports") as snapshot:
+                return (
+                    snapshot is not None
+                    and len(snapshot.matching(TermClause("command", "burst"))) >= args.burst
+                )
 
         took = until(burst_done, timeout=600)
         rows += [
@@ -147,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
             (f"burst: all {args.burst} indexed, from the first write", f"{written + took:.2f} s"),
         ]
         rss = psutil.Process(daemon.pid).memory_info().rss
-        rows.append((f"daemon RSS at {reports_index.doc_count()} reports", f"{rss / 1048576:.0f} MB"))
+        rows.append(
+            (f"daemon RSS at {reports_index.doc_count()} reports", f"{rss / 1048576:.0f} MB")
+        )
         status = json.loads((settings.index_dir / "daemon.json").read_text())
         rows.append(("daemon errors / overflows", f"{status['errors']} / {status['overflows']}"))
         ctx.close()

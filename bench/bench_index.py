@@ -110,9 +110,7 @@ def source_files(root: Path, source: Source) -> list[str]:
     for folder, dirs, files in os.walk(root):
         prefix = tuple(Path(folder).relative_to(root).parts)
         dirs[:] = [d for d in dirs if source.wants_dir((*prefix, d))]
-        found.extend(
-            os.path.join(folder, f) for f in files if source.wants_file((*prefix, f))
-        )
+        found.extend(os.path.join(folder, f) for f in files if source.wants_file((*prefix, f)))
     return found
 
 
@@ -223,7 +221,9 @@ def bench_collection(settings: Settings, name: str, profile: Path | None) -> Res
     finally:
         for path, data in originals.items():
             Path(path).write_bytes(data)
-    console.print(f"  reconcile after {EDITED_FILES} edits {statistics.median(result.edited_s):.2f} s")
+    console.print(
+        f"  reconcile after {EDITED_FILES} edits {statistics.median(result.edited_s):.2f} s"
+    )
 
     index_path = settings.index_dir / name
     result.index_mb = folder_bytes(index_path) / 1e6
@@ -294,10 +294,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report-kb", type=float, default=4.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/trove-bench"))
-    parser.add_argument("--collections", default="reports",
-                        help="comma-separated, from: " + ", ".join(SOURCES))
-    parser.add_argument("--profile", action="store_true",
-                        help="cProfile each full build (this process only) into WORKDIR")
+    parser.add_argument(
+        "--collections", default="reports", help="comma-separated, from: " + ", ".join(SOURCES)
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="cProfile each full build (this process only) into WORKDIR",
+    )
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.collections.split(",") if n.strip()]
     unknown = [n for n in names if n not in SOURCES]

@@ -24,6 +24,7 @@ milliseconds on a warm page cache; ratios are the alternative's p50 over trove's
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
@@ -267,10 +268,10 @@ def run_size(args: argparse.Namespace, size: int, have_rg: bool) -> dict[str, An
     for kind in KINDS:
         t = times[kind] = Times()
         for i, q in enumerate(queries[kind]):
-            ms, answer = timed(lambda q=q: search_reports(ctx, q))
+            ms, answer = timed(functools.partial(search_reports, ctx, q))
             t.trove.append(ms)
             if i < args.alt_queries:
-                ms, expected = timed(lambda q=q: python_scan(files, q))
+                ms, expected = timed(functools.partial(python_scan, files, q))
                 t.scan.append(ms)
                 got = [(h.path, h.count) for h in answer.results]
                 t.compared += 1
@@ -278,7 +279,7 @@ def run_size(args: argparse.Namespace, size: int, have_rg: bool) -> dict[str, An
                 if got != expected:
                     print(f"  DIFFERENT ANSWER for {q!r}", file=sys.stderr)
                 if have_rg:
-                    t.rg.append(timed(lambda q=q: ripgrep(root, q))[0])
+                    t.rg.append(timed(functools.partial(ripgrep, root, q))[0])
         print(
             f"  {kind}: {len(t.trove)} queries, p50 {p50(t.trove):.1f} ms",
             file=sys.stderr,

@@ -29,6 +29,7 @@ GENERATOR_VERSION = 1
 
 # --------------------------------------------------------------------------- vocabulary
 
+# fmt: off
 # The most frequent ranks: what any English prose is mostly made of.
 _FUNCTION_WORDS = (
     "the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "on", "was", "with", "as",
@@ -143,6 +144,7 @@ _OBJECTS = ("dns_resolution", "websocket_reconnect", "pac_file", "kerberos_auth"
             "vpn_split_tunnel", "audio_frame_drops", "proxy_chain", "cert_chain",
             "sso_redirects", "relay_fallback", "mtu_path", "clock_skew", "meeting_join",
             "decode_latency", "firewall_rules", "client_crash", "har_capture", "pcap")
+# fmt: on
 
 
 def build_vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
@@ -241,8 +243,13 @@ class _Writer:
             hh, rest = divmod(t // 1000, 3600)
             mm, ss = divmod(rest, 60)
             event = r.choice(_EVENTS).format(
-                host=self.host(), host2=self.host(), ip=self.ip(), err=r.choice(_ERRORS),
-                ms=r.randint(3, 30000), n=r.randint(1, 9), s=round(r.uniform(0.2, 9.0), 1),
+                host=self.host(),
+                host2=self.host(),
+                ip=self.ip(),
+                err=r.choice(_ERRORS),
+                ms=r.randint(3, 30000),
+                n=r.randint(1, 9),
+                s=round(r.uniform(0.2, 9.0), 1),
             )
             lines.append(
                 f"{day.isoformat()}T{hh:02d}:{mm:02d}:{ss:02d}.{t % 1000:03d}Z "
@@ -363,7 +370,11 @@ def write_reports(root: Path, spec: CorpusSpec, vocab: list[str], cum: list[floa
         rel = f"{command}/{name}.md"
         suffix = 2
         while rel in used:
-            rel = f"{command}/{name}-r{suffix}.md" if kind < 0.03 else f"{command}/{name}_r{suffix}.md"
+            rel = (
+                f"{command}/{name}-r{suffix}.md"
+                if kind < 0.03
+                else f"{command}/{name}_r{suffix}.md"
+            )
             suffix += 1
         used.add(rel)
         target = max(512, int(rng.gauss(target_mean, target_mean * 0.25)))
@@ -394,7 +405,8 @@ def write_commands(root: Path, spec: CorpusSpec, vocab: list[str], cum: list[flo
             "---\n"
             f"title: {title}\n"
             f"description: {json.dumps(description, ensure_ascii=False)}\n"
-            "tags:\n" + "".join(f"  - {t}\n" for t in tags)
+            "tags:\n"
+            + "".join(f"  - {t}\n" for t in tags)
             + f"is_dependency: {'true' if is_dep else 'false'}\n"
             f"version: {rng.randint(1, 4)}.{rng.randint(0, 9)}.{rng.randint(0, 9)}\n"
             "---\n\n" + "\n\n".join(sections) + "\n"
@@ -425,8 +437,9 @@ def write_conversations(root: Path, spec: CorpusSpec, vocab: list[str], cum: lis
         slug = "-".join(rng.choice(_DOMAIN_WORDS) for _ in range(rng.randint(2, 4)))
         conv = root / folder / f"{counters[folder]:03d}-{slug}"
         conv.mkdir(parents=True, exist_ok=True)
-        files = rng.sample(("conversation.md", "notes.md", "summary.md", "transcript.md"),
-                           rng.randint(1, 3))
+        files = rng.sample(
+            ("conversation.md", "notes.md", "summary.md", "transcript.md"), rng.randint(1, 3)
+        )
         for name in files:
             turns = [f"# {rng.choice(_TOPICS).capitalize()}"]
             for _ in range(rng.randint(3, 8)):
@@ -511,8 +524,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--{name} must be 0 or more")
     if args.report_kb <= 0:
         parser.error("--report-kb must be greater than 0")
-    m = generate(args.out_dir, args.reports, args.commands, args.conversations,
-                 args.report_kb, args.seed)
+    m = generate(
+        args.out_dir, args.reports, args.commands, args.conversations, args.report_kb, args.seed
+    )
     sizes = m["bytes"]
     assert isinstance(sizes, dict)
     print(

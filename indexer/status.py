@@ -66,7 +66,7 @@ def collection_status(settings: Settings, name: str) -> CollectionStatus:
             f"index of schema version {marker.get('schema_version')}, this trove reads "
             f"{source.schema_version}: the next reindex rebuilds it"
         )
-    status.built = index.open_for_reading() is not None
+    status.built = index.open() is not None
     status.documents = index.doc_count()
     status.index_bytes = _folder_bytes(index.path)
     status.last_update = marker.get("last_update")

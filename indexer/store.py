@@ -1,12 +1,13 @@
-"""One Whoosh index per collection, kept in line with the files by ``reconcile``.
+"""One index per collection, kept in line with the files by ``reconcile``.
 
-Files are canonical; an index is derived and can always be rebuilt. Each index holds
-two kinds of documents:
-- content documents (``kind=doc``), keyed by the source's ``key`` and tagged with the
-  ``file`` they came from and a hash of their own fields (``dhash``);
-- one file record per file (``kind=file``) with the ``(mtime_ns, size, hash)`` that
-  reconcile compares with the disk, and why it was skipped if it was.
-Both kinds change in the same commit, so the bookkeeping never disagrees with the content.
+Files are canonical; an index is derived and can always be rebuilt. Beside each
+document (keyed by the source's ``key``) the index keeps the file it came from and a hash
+of its fields, and one record per file with the ``(mtime_ns, size, hash)`` that reconcile
+compares with the disk, and why the file was skipped if it was. Both change in the same
+commit, so the bookkeeping never disagrees with the content.
+
+This module walks the files, plans what changes and holds the collection's writer lock;
+the engine (indexer/engine/) keeps the index and commits each plan.
 """
 
 from __future__ import annotations
@@ -27,17 +28,20 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from whoosh import writing
-from whoosh.fields import ID, STORED, Schema
-from whoosh.filedb.filestore import FileStorage
-from whoosh.index import TOC, Index
-from whoosh.query import Term
-from whoosh.reading import SegmentReader
-
-from indexer.codec import TroveCodec
 from indexer.config import Settings
+from indexer.engine import get_engine
+from indexer.engine.base import Reader
+from indexer.engine.writing import (
+    Bookkeeping,
+    Document,
+    Engine,
+    FileState,
+    Index,
+    Plan,
+    SegmentStats,
+)
 from indexer.sources.base import FileData, Source, is_hidden
 
 log = logging.getLogger(__name__)
@@ -45,7 +49,6 @@ log = logging.getLogger(__name__)
 MARKER = "trove-index.json"
 MARKER_FORMAT = "trove-index"
 LOCK_FILE = "writer.lock"
-FILE_KEY_PREFIX = "//file/"  # no relative path starts with "//"
 # Above this many documents to add, build with two processes.
 PARALLEL_THRESHOLD = 2000
 # A batch of more paths than this is applied by a reconcile of the whole collection.
@@ -125,14 +128,6 @@ class Summary:
         }
 
 
-@dataclass(frozen=True)
-class FileState:
-    mtime_ns: int
-    size: int
-    hash: str = ""
-    skipped: str = ""
-
-
 # --------------------------------------------------------------------------- walking
 
 
@@ -156,7 +151,15 @@ def _inside(root_real: str, path: str) -> bool:
     return real == root_real or real.startswith(root_real + os.sep)
 
 
-def walk(root: Path, source: Source) -> Listing:
+class Selection(Protocol):
+    """Which folders and files of a tree belong to a collection (part of a Source)."""
+
+    def wants_dir(self, parts: tuple[str, ...]) -> bool: ...
+
+    def wants_file(self, parts: tuple[str, ...]) -> bool: ...
+
+
+def walk(root: Path, source: Selection) -> Listing:
     """Every file of the collection under ``root`` with its (mtime_ns, size).
 
     Symlinks are followed only while they stay inside the root; a folder is entered once
@@ -278,68 +281,49 @@ def read_file(root: Path, rel: str, max_bytes: int) -> FileData:
 # --------------------------------------------------------------------------- the index
 
 
-def full_schema(source: Source) -> Schema:
-    schema = source.schema()
-    schema.add("key", ID(stored=True, unique=True))
-    schema.add("kind", ID(stored=True))
-    schema.add("file", ID(stored=True))
-    schema.add("dhash", STORED())
-    schema.add("fstate", STORED())
-    return schema
+def _tier(segment: SegmentStats) -> int:
+    return len(str(max(segment.live, 1))) - 1
 
 
-def _tier(segment: Any) -> int:
-    return len(str(max(segment.doc_count(), 1))) - 1
-
-
-def _compaction_victims(segments: list[Any]) -> list[Any]:
+def _compaction_victims(segments: list[SegmentStats]) -> list[SegmentStats]:
     """The segments whose documents compaction re-indexes: every tier up to the highest one
     (at most COMPACT_MAX_TIER) holding COMPACT_FACTOR segments, and small segments that are
     mostly deleted documents."""
-    live = [s for s in segments if s.doc_count() > 0]
+    live = [s for s in segments if s.live > 0]
     tiers = Counter(_tier(s) for s in live)
     top = max(
         (t for t, n in tiers.items() if n >= COMPACT_FACTOR and t <= COMPACT_MAX_TIER), default=-1
     )
     return [
-        s
-        for s in live
-        if _tier(s) <= top
-        or (_tier(s) <= COMPACT_MAX_TIER and s.deleted_count() > s.doc_count())
+        s for s in live if _tier(s) <= top or (_tier(s) <= COMPACT_MAX_TIER and s.deleted > s.live)
     ]
 
 
-def _needs_compaction(segments: list[Any]) -> bool:
+def _needs_compaction(segments: list[SegmentStats]) -> bool:
     victims = _compaction_victims(segments)
-    return (
-        len(victims) > 1
-        or any(s.deleted_count() for s in victims)
-        or any(s.doc_count() == 0 for s in segments)
-    )
-
-
-def _drop_dead_segments(writer: Any, segments: list[Any]) -> list[Any]:
-    """A Whoosh merge function (``commit(mergetype=...)``): keep the segments that still
-    hold a live document, merge nothing. Whoosh's default would merge the five smallest
-    segments by ``add_reader``, which looks up every term through the segment's hash table
-    (50-200 ms per 4 KB report, about ten times the cost of indexing it again), and it never
-    drops a segment whose documents are all deleted (a deleted folder's), though every
-    query still pays a lookup in it."""
-    return [s for s in segments if s.doc_count() > 0]
+    return len(victims) > 1 or any(s.deleted for s in victims) or any(s.live == 0 for s in segments)
 
 
 def doc_hash(doc: dict[str, Any]) -> str:
-    return hashlib.blake2b(pickle.dumps(sorted(doc.items()), protocol=4), digest_size=16).hexdigest()
+    return hashlib.blake2b(
+        pickle.dumps(sorted(doc.items()), protocol=4), digest_size=16
+    ).hexdigest()
 
 
 class CollectionIndex:
-    """The index folder of one collection: opening, versioning, locking, writing."""
+    """The index folder of one collection: opening, versioning, locking."""
 
-    def __init__(self, index_dir: Path, source: Source, lock_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        index_dir: Path,
+        source: Source,
+        lock_timeout_s: float = 30.0,
+        engine: Engine | None = None,
+    ) -> None:
         self.source = source
         self.path = Path(index_dir) / source.name
         self.lock_timeout_s = lock_timeout_s
-        self._index: Index | None = None
+        self.engine = engine or get_engine()
 
     # ---- the marker that says "this folder is a trove index of this version"
 
@@ -402,27 +386,33 @@ class CollectionIndex:
 
     # ---- opening
 
-    def storage(self) -> FileStorage:
-        return FileStorage(str(self.path), supports_mmap=False)
-
-    def open_for_reading(self) -> Index | None:
-        """The index, or None if it was never built (or must be rebuilt)."""
+    def open(self) -> Index | None:
+        """The index as last committed, or None if it was never built (or must be rebuilt)."""
         marker = self.check_ours()
         if marker is None or marker.get("schema_version") != self.source.schema_version:
             return None
         try:
-            return self.storage().open_index(schema=full_schema(self.source))
+            return self.engine.open(self.path, self.source.fields(), self.source.scored)
         except Exception:  # noqa: BLE001 (missing or damaged: the writer rebuilds it)
             return None
+
+    def reader(self) -> Reader:
+        """The query side's reader of this index (indexer/engine/base.py)."""
+
+        def current() -> bool:
+            marker = self.check_ours()
+            return marker is not None and marker.get("schema_version") == self.source.schema_version
+
+        return self.engine.reader(self.open, current)
 
     def _open_for_writing(self) -> tuple[Index, bool]:
         """The index to write to, and whether it was (re)created empty. Holds the lock."""
         marker = self.check_ours()
-        storage = self.storage()
+        fields, scored = self.source.fields(), self.source.scored
         if marker is not None and not marker.get("damaged"):
             if marker.get("schema_version") == self.source.schema_version:
                 try:
-                    return storage.open_index(schema=full_schema(self.source)), False
+                    return self.engine.open(self.path, fields, scored), False
                 except Exception as exc:  # noqa: BLE001 (any damage: ours, so rebuilt)
                     log.warning("%s: index unreadable (%s); rebuilding it", self.path, exc)
             else:
@@ -436,26 +426,7 @@ class CollectionIndex:
         # The marker first: a process killed between the two leaves a folder that is
         # recognisably ours (and rebuilt), never one that looks foreign.
         self._write_marker(last_update=None)
-        index = self._create(storage)
-        return index, True
-
-    def _create(self, storage: FileStorage) -> Index:
-        """A new empty index whose generation is above any the folder had before.
-
-        Readers tell a changed index by its generation; a rebuilt index that restarted
-        at 0 could look unchanged to a reader of the old one.
-        """
-        try:
-            old_generation = TOC._latest_generation(storage, "MAIN")
-        except Exception:  # noqa: BLE001 (no readable old index: start at 0)
-            old_generation = -1
-        schema = full_schema(self.source)
-        index = storage.create_index(schema)
-        if old_generation >= 0:
-            TOC(schema, [], old_generation + 1).write(storage, "MAIN")
-            with contextlib.suppress(OSError):
-                storage.delete_file(TOC._filename("MAIN", 0))
-        return index
+        return self.engine.create(self.path, fields, scored), True
 
     # ---- the one writer
 
@@ -494,40 +465,9 @@ class CollectionIndex:
         finally:
             os.close(fd)  # releases the flock
 
-    # ---- reading the bookkeeping
-
-    def indexed_state(self, index: Index) -> tuple[dict[str, FileState], dict[str, dict[str, str]]]:
-        """File records, and per file the {key: dhash} of its documents."""
-        files: dict[str, FileState] = {}
-        docs: dict[str, dict[str, str]] = {}
-        with index.reader() as reader:
-            for fields in reader.all_stored_fields():
-                if fields.get("kind") == "file":
-                    files[fields["file"]] = FileState(*fields["fstate"])
-                else:
-                    docs.setdefault(fields["file"], {})[fields["key"]] = fields.get("dhash", "")
-        return files, docs
-
-    def state_of(self, index: Index, rels: Iterable[str]) -> tuple[dict[str, FileState], dict[str, dict[str, str]]]:
-        """Like :meth:`indexed_state`, for a few files only."""
-        files: dict[str, FileState] = {}
-        docs: dict[str, dict[str, str]] = {}
-        with index.searcher() as searcher:
-            for rel in rels:
-                for fields in searcher.documents(file=rel):
-                    if fields.get("kind") == "file":
-                        files[rel] = FileState(*fields["fstate"])
-                    else:
-                        docs.setdefault(rel, {})[fields["key"]] = fields.get("dhash", "")
-        return files, docs
-
     def doc_count(self) -> int:
-        index = self.open_for_reading()
-        if index is None:
-            return 0
-        with index.searcher() as searcher:
-            # Not doc_frequency: it still counts deleted documents until a merge.
-            return sum(1 for _ in searcher.docs_for_query(Term("kind", "doc")))
+        index = self.open()
+        return 0 if index is None else index.doc_count()
 
 
 def _argv() -> str:
@@ -547,15 +487,6 @@ def _holder(lock_path: Path) -> str:
 
 
 # --------------------------------------------------------------------------- syncing
-
-
-@dataclass
-class _Plan:
-    delete_keys: set[str] = field(default_factory=set)
-    add_docs: list[dict[str, Any]] = field(default_factory=list)
-    # New file records (None: the file is gone), and the files that have one now.
-    file_records: dict[str, FileState | None] = field(default_factory=dict)
-    indexed_files: set[str] = field(default_factory=set)
 
 
 class Syncer:
@@ -600,7 +531,7 @@ class Syncer:
             files: dict[str, FileState] = {}
             docs: dict[str, dict[str, str]] = {}
         else:
-            files, docs = self.index.indexed_state(index)
+            files, docs = index.bookkeeping()
         # The state read is complete here: a key it does not hold is not in the index.
         indexed_keys = {key for keys in docs.values() for key in keys}
         plan = self._plan(
@@ -621,15 +552,15 @@ class Syncer:
                 return summary
             on_disk: dict[str, tuple[int, int]] = {}
             check: set[str] = set()
-            root_ok = self.root is not None and self.root.is_dir()
+            root = self.root if self.root is not None and self.root.is_dir() else None
             for rel in set(rels):
                 if not valid_name(rel):
                     summary.skipped["name is not valid UTF-8"] += 1
                     continue
                 check.add(rel)
-                if not root_ok:
+                if root is None:
                     continue
-                path = os.path.join(self.root, rel) if rel else str(self.root)
+                path = os.path.join(root, rel) if rel else str(root)
                 if os.path.isdir(path):
                     sub = walk(Path(path), _Under(self.source, rel))
                     for sub_rel, st in sub.files.items():
@@ -654,7 +585,7 @@ class Syncer:
                 plan = self._plan(on_disk, files, docs, set(files) | set(docs), summary, None)
                 self._commit(index, plan, summary, clear=False)
                 index = index.refresh()
-                if len(index._segments()) >= BUSY_MAX_SEGMENTS:
+                if len(index.segments()) >= BUSY_MAX_SEGMENTS:
                     # Changes keep coming (no idle moment to compact in): compact now,
                     # after this batch's commit, so that the batch is visible already.
                     self._compact_locked(index)
@@ -665,12 +596,13 @@ class Syncer:
         """Re-index the documents of small segments into one, so that they drop away, and
         drop segments whose documents are all deleted; True if it did anything.
 
-        Files are canonical, so re-reading them is the cheap way to merge (see
-        ``_drop_dead_segments``); a file that changed meanwhile is simply brought up to
-        date. Cheap when there is nothing to do. Unless ``wait``, gives up at once when
+        Files are canonical, so re-reading them is the cheap way to merge (Whoosh's own
+        merge costs about ten times more: ``_drop_dead_segments`` in
+        indexer/engine/whoosh/writing.py); a file that changed meanwhile is simply brought
+        up to date. Cheap when there is nothing to do. Unless ``wait``, gives up at once when
         another writer holds the index."""
-        index = self.index.open_for_reading()
-        if index is None or not _needs_compaction(index._segments()):
+        current = self.index.open()
+        if current is None or not _needs_compaction(current.segments()):
             return False
         with contextlib.ExitStack() as stack:
             try:
@@ -686,19 +618,16 @@ class Syncer:
         return True
 
     def _compact_locked(self, index: Index) -> None:
-        segments = index._segments()
+        segments = index.segments()
         if not _needs_compaction(segments):
             return
-        rels: set[str] = set()
-        for segment in _compaction_victims(segments):
-            with SegmentReader(index.storage, index.schema, segment) as reader:
-                rels.update(fields["file"] for fields in reader.all_stored_fields())
+        rels = index.files_in({s.id for s in _compaction_victims(segments)})
         on_disk = {
             rel: found
             for rel in rels
             if self.root and (found := regular_file_stat(os.path.join(self.root, rel)))
         }
-        files, docs = self.index.state_of(index, rels)
+        files, docs = index.bookkeeping_of(rels)
         summary = Summary(self.source.name)
         plan = self._plan(on_disk, files, docs, set(files) | set(docs), summary, None, force=True)
         self._commit(index, plan, summary, clear=False, marker=summary.changed, always=True)
@@ -707,19 +636,14 @@ class Syncer:
 
     def _state_under(
         self, index: Index, rels: set[str], on_disk: dict[str, tuple[int, int]]
-    ) -> tuple[dict[str, FileState], dict[str, dict[str, str]]]:
-        exact, docs = self.index.state_of(index, rels)
+    ) -> Bookkeeping:
+        exact, docs = index.bookkeeping_of(rels)
         # A path that is neither a file on disk nor an indexed file may be a folder that
         # changed or went away: what the index holds below it is looked up by prefix.
         folders = [r for r in rels if r not in on_disk and r not in exact]
         if folders:
-            below: set[str] = set()
-            with index.reader() as reader:
-                for folder in folders:
-                    prefix = f"{folder}/" if folder else ""
-                    below.update(reader.expand_prefix("file", prefix))
-            below = {t.decode() if isinstance(t, bytes) else t for t in below} - set(exact)
-            more_files, more_docs = self.index.state_of(index, below)
+            below = index.files_under(folders) - set(exact)
+            more_files, more_docs = index.bookkeeping_of(below)
             exact.update(more_files)
             for k, v in more_docs.items():
                 docs.setdefault(k, {}).update(v)
@@ -735,12 +659,12 @@ class Syncer:
         progress: Progress | None,
         indexed_keys: set[str] | None = None,
         force: bool = False,
-    ) -> _Plan:
+    ) -> Plan:
         """What to write. ``files`` and ``docs`` are what the index holds for the paths
         concerned; ``indexed_keys``, when known, every key the index holds, so that a new
         document's key is not looked up for deletion. ``force`` rewrites every document
         of the files (compaction) and counts only real changes in ``summary``."""
-        plan = _Plan(indexed_files=set(files))
+        plan = Plan(indexed_files=set(files))
         produced: set[str] = set()
         planned: set[str] = set()
         old_keys: dict[str, set[str]] = {rel: set(keys) for rel, keys in docs.items()}
@@ -764,6 +688,7 @@ class Syncer:
                     summary.unchanged += len(docs.get(rel, ()))
                 produced.update(docs.get(rel, ()))
                 continue
+            assert self.root is not None  # files on disk have a root
             try:
                 data = read_file(self.root, rel, self.max_bytes)
             except FileNotFoundError:
@@ -800,16 +725,14 @@ class Syncer:
             if not data.data:
                 summary.warnings.append(f"{rel}: empty file")
             before = docs.get(rel, {})
-            for doc in parsed.documents:
-                doc = {k: v for k, v in doc.items()}
-                doc["dhash"] = doc_hash(doc)
-                key = doc["key"]
+            for fields in parsed.documents:
+                dhash = doc_hash(fields)
+                key = fields["key"]
                 produced.add(key)
-                unchanged = before.get(key) == doc["dhash"]
+                unchanged = before.get(key) == dhash
                 if unchanged and not force:
                     summary.unchanged += 1
                     continue
-                doc.update(kind="doc", file=rel)
                 if key in planned or (key in before and not unchanged):
                     summary.updated += 1
                 elif key not in before:
@@ -818,7 +741,7 @@ class Syncer:
                 # A key from another file (an ELOG entry that moved) must not stay twice.
                 if indexed_keys is None or key in indexed_keys:
                     plan.delete_keys.add(key)
-                plan.add_docs.append(doc)
+                plan.add_docs.append(Document(fields, rel, dhash))
             plan.file_records[rel] = new_state
         for rel in known - set(on_disk):
             plan.file_records[rel] = None
@@ -837,7 +760,7 @@ class Syncer:
     def _commit(
         self,
         index: Index,
-        plan: _Plan,
+        plan: Plan,
         summary: Summary,
         clear: bool,
         marker: bool = True,
@@ -847,54 +770,12 @@ class Syncer:
         segments whose documents are all deleted) and note the update in the marker."""
         if not (plan.delete_keys or plan.add_docs or plan.file_records or clear or always):
             return
-        cpus = os.cpu_count() or 1
-        big = self.parallel and cpus > 1 and len(plan.add_docs) >= PARALLEL_THRESHOLD
-        codec = TroveCodec()
-        # Whoosh hands every posting its document's field length, looked up one by one
-        # (17% of a build); only BM25 uses them (and then only as a bound for skipping).
-        codec.length_stats = self.source.scored
-        if big:
-            # Each worker sorts its postings in memory up to limitmb (Whoosh's estimate; RSS
-            # is ~1.6x that) before spilling pickled runs to disk, and spilling costs ~40% of
-            # build time. 2 GB shared by the workers keeps 10k 4 KB reports in memory; it
-            # lives in the forked workers only and is freed when they exit.
-            procs = min(4, cpus)
-            writer = index.writer(
-                procs=procs, limitmb=2048 // procs, multisegment=True, codec=codec
-            )
-        else:
-            # This runs in long-lived processes (the daemon): keep the pool small.
-            writer = index.writer(limitmb=128, codec=codec)
-        try:
-            # File records to replace: only files that have one now.
-            old_records = plan.file_records.keys() & plan.indexed_files
-            if not clear and (plan.delete_keys or old_records):
-                # One reader for every delete: without it Whoosh opens a reader over all
-                # segments per term (~1 ms a segment), 26 ms a delete at 24 segments.
-                with writer.searcher() as searcher:
-                    for key in plan.delete_keys:
-                        writer.delete_by_term("key", key, searcher=searcher)
-                    for rel in old_records:
-                        writer.delete_by_term("key", FILE_KEY_PREFIX + rel, searcher=searcher)
-            for n, doc in enumerate(plan.add_docs, 1):
-                if n % 500 == 0:
-                    self._check_cancel()
-                writer.add_document(**doc)
-            for rel, state in plan.file_records.items():
-                if state is not None:
-                    writer.add_document(
-                        key=FILE_KEY_PREFIX + rel,
-                        kind="file",
-                        file=rel,
-                        fstate=(state.mtime_ns, state.size, state.hash, state.skipped),
-                    )
-            if clear:
-                writer.commit(mergetype=writing.CLEAR)
-            else:
-                writer.commit(mergetype=_drop_dead_segments)
-        except BaseException:
-            writer.cancel()
-            raise
+        index.commit(
+            plan,
+            clear=clear,
+            parallel=self.parallel and len(plan.add_docs) >= PARALLEL_THRESHOLD,
+            check_cancel=self._check_cancel,
+        )
         if marker:
             self.index._write_marker(last_update=time.time())
 

@@ -552,9 +552,7 @@ def tier3(
             _check_deadline(deadline)
             # Index terms are words, or words with the punctuation after them: any term
             # whose first word is this word holds it.
-            terms = [
-                t for k in lex.starting_with(word) if _first_word(t := lex.term(k)) == word
-            ]
+            terms = [t for k in lex.starting_with(word) if _first_word(t := lex.term(k)) == word]
             docs = segment.docs_with("content", terms)
             hits.update(map(base.__add__, docs) if base else docs)
     per_command: dict[str, list[tuple[float, int]]] = defaultdict(list)
@@ -569,9 +567,7 @@ def tier3(
         best = max(c for c, _ in reports)
         matching = [d for c, d in reports if c == best]
         newest = max(matching)
-        recency = (
-            0.5 ** (max(0, today_day - newest) / RECENCY_HALF_LIFE_DAYS) if newest else 0.0
-        )
+        recency = 0.5 ** (max(0, today_day - newest) / RECENCY_HALF_LIFE_DAYS) if newest else 0.0
         evidence = min(1.0, math.log1p(len(matching)) / math.log1p(20))
         raw = 0.55 * best + 0.30 * evidence + 0.15 * recency
         verb = "mentions" if len(matching) == 1 else "mention"

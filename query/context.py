@@ -20,8 +20,8 @@ class QueryContext:
     memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> QueryContext:
-        return cls(settings, Indexes(settings))
+    def from_settings(cls, settings: Settings, engine: str = "whoosh") -> QueryContext:
+        return cls(settings, Indexes(settings, engine))
 
     def close(self) -> None:
         self.indexes.close()

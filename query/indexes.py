@@ -15,11 +15,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from indexer.config import Settings
-from indexer.engine.base import Snapshot
-from indexer.engine.whoosh.reading import WhooshReader
+from indexer.engine import get_engine
+from indexer.engine.base import Reader, Snapshot
+from indexer.engine.scan.reading import ScanReader
 from indexer.sources.registry import get_source
 from indexer.store import CollectionIndex, Syncer
 
@@ -29,40 +30,44 @@ T = TypeVar("T")
 class Indexes:
     """The query side's handle on every collection's index (one per process)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, engine: str = "whoosh") -> None:
         self.settings = settings
+        # "whoosh": the indexes the indexer keeps; "scan": no index, every snapshot reads
+        # the files (the reference engine the differential tests check the others with).
+        self.engine = engine
         self._lock = threading.Lock()
-        self._readers: dict[str, WhooshReader] = {}
+        self._readers: dict[str, Reader] = {}
 
     def collection(self, name: str) -> CollectionIndex:
-        return CollectionIndex(self.settings.index_dir, get_source(name))
+        return CollectionIndex(
+            self.settings.index_dir, get_source(name), engine=get_engine(self.engine)
+        )
 
-    def _reader(self, name: str) -> WhooshReader:
+    def _reader(self, name: str) -> Reader:
         with self._lock:
             reader = self._readers.get(name)
             if reader is None:
-                col = self.collection(name)
-
-                def current_version() -> bool:
-                    marker = col.check_ours()
-                    return marker is not None and (
-                        marker.get("schema_version") == col.source.schema_version
-                    )
-
-                reader = self._readers[name] = WhooshReader(col.open_for_reading, current_version)
+                reader = self._readers[name] = self._open_reader(name)
             return reader
+
+    def _open_reader(self, name: str) -> Reader:
+        if self.engine == "scan":
+            max_bytes = int(self.settings.index.max_file_mb * 1024 * 1024)
+            return ScanReader(self.settings.source_root(name), get_source(name), max_bytes)
+        return self.collection(name).reader()
 
     @contextmanager
     def snapshot(self, name: str, build: bool = False) -> Iterator[Snapshot | None]:
         """The collection's latest commit (None if its index was never built).
 
         With ``build``, an index never built is built first: a query process may be the
-        first to need it. The snapshot is held under the collection's lock: a searcher is
-        not safe to share between threads while it refreshes.
+        first to need it (the scan engine keeps no index to build). The reader holds its
+        lock while the snapshot is used: a Whoosh searcher is not safe to share between
+        threads while it refreshes.
         """
         reader = self._reader(name)
         with reader.snapshot() as snapshot:
-            if snapshot is not None or not build:
+            if snapshot is not None or not build or self.engine == "scan":
                 yield snapshot
                 return
         syncer = Syncer(self.settings, get_source(name))
@@ -70,13 +75,6 @@ class Indexes:
         syncer.reconcile()
         with reader.snapshot() as snapshot:
             yield snapshot
-
-    @contextmanager
-    def searcher(self, name: str) -> Iterator[Any]:
-        """Transitional, for the ELOG search until it reads through the snapshot: the
-        Whoosh searcher behind the snapshot."""
-        with self.snapshot(name) as snapshot:
-            yield None if snapshot is None else snapshot.searcher  # type: ignore[attr-defined]
 
     def generation(self, name: str) -> int:
         """The generation the current reader reads (-1 if none)."""

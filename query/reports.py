@@ -45,12 +45,9 @@ from pydantic import BaseModel, Field
 from indexer.config import Settings
 from indexer.engine.base import Segment, Snapshot, joined_values
 from indexer.engine.lexicon import Lexicon
+from indexer.engine.postings import token_hash
 from indexer.sources.base import FileData, is_hidden
-from indexer.sources.reports import (
-    TOKEN_PATTERN,
-    date_from_name,
-    token_hash,
-)
+from indexer.sources.reports import TOKEN_PATTERN, date_from_name
 from indexer.store import SkipFile, read_file
 from query.args import check_name, check_query, check_range
 from query.context import QueryContext
@@ -659,10 +656,10 @@ def _segments(snapshot: Snapshot) -> list[_Segment]:
 
 
 class _Ranked(NamedTuple):
-    """A document among the best: its key, its count, where it is."""
+    """A document among the best: its key, its count of occurrences, where it is."""
 
     key: str
-    count: int
+    occurrences: int
     segment: _Segment
     doc: int
 
@@ -746,7 +743,7 @@ def _hit(
         excerpt=quote_,
         link=report_link(settings, command, name, path),
         path=path,
-        count=ranked.count,
+        count=ranked.occurrences,
         match=match,
     )
 

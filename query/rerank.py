@@ -16,7 +16,6 @@ better); the caller sorts.
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import logging
 import os
@@ -29,7 +28,7 @@ from typing import Any, Literal
 
 from rapidfuzz import fuzz, process
 
-from indexer.sources.elog import elog_analyzer
+from indexer.sources.elog import device_query_tokens, device_tokens
 from query.errors import TroveError
 
 log = logging.getLogger(__name__)
@@ -56,19 +55,14 @@ class Candidate:
     fields: dict[str, str] = field(default_factory=dict)  # category, system, domain, section
 
 
-@functools.cache
-def _analyzer() -> Any:
-    return elog_analyzer()
-
-
 def query_words(query: str) -> list[str]:
     """The query's words as the index spells them (lower-cased, device names whole)."""
-    return list(dict.fromkeys(token.text for token in _analyzer()(query, mode="query")))
+    return list(dict.fromkeys(device_query_tokens(query)))
 
 
 def text_words(text: str) -> set[str]:
     """Every index term of a text: words, device names whole, their runs and parts."""
-    return {token.text for token in _analyzer()(text)}
+    return set(device_tokens(text))
 
 
 def _normalised(scores: Sequence[float]) -> list[float]:
@@ -204,7 +198,8 @@ class SemanticReranker:
         # whenever anything else (a Whoosh query, another process) wanted a core.
         torch.set_num_threads(1)
         model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
-        model.max_seq_length = min(model.max_seq_length, MAX_SEQ_TOKENS)
+        limit = model.max_seq_length  # None: the model states no limit of its own
+        model.max_seq_length = MAX_SEQ_TOKENS if limit is None else min(limit, MAX_SEQ_TOKENS)
         return model
 
     def embed(self, texts: Sequence[str]) -> list[Any]:

@@ -33,7 +33,7 @@ MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
 TOKEN_ENV = "TROVE_TOKEN"
 # How long open connections (an MCP client's event stream) may hold up a shutdown.
-GRACEFUL_SHUTDOWN_S = 3.0
+GRACEFUL_SHUTDOWN_S = 3  # uvicorn takes whole seconds
 DAEMON_STOP_S = 60.0
 
 
@@ -57,7 +57,7 @@ def build_missing_indexes(settings: Settings) -> list[str]:
     missing = []
     for name in SOURCES:
         try:
-            if CollectionIndex(settings.index_dir, get_source(name)).open_for_reading() is None:
+            if CollectionIndex(settings.index_dir, get_source(name)).open() is None:
                 missing.append(name)
         except StoreError as exc:  # a folder that is not ours: the searches say so
             log.warning("%s", exc)

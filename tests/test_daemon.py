@@ -13,9 +13,10 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import lookups
 import pytest
-from whoosh.query import Prefix
 
+from indexer.config import settings_from_file
 from indexer.daemon import Daemon, DaemonRunningError
 from indexer.sources.registry import get_source
 from indexer.status import read_daemon_status
@@ -31,11 +32,7 @@ class Running:
         self.errors: list[BaseException] = []
 
     def keys(self, collection: str) -> set[str]:
-        index = CollectionIndex(self.daemon.settings.index_dir, get_source(collection)).open_for_reading()
-        if index is None:
-            return set()
-        with index.searcher() as s:
-            return {d["key"] for d in s.documents(kind="doc")}
+        return set(lookups.documents(self.daemon.settings, collection))
 
     def wait_until(self, predicate: Callable[[], bool], timeout: float = TIMEOUT) -> None:
         """Wait for the daemon's next batches until ``predicate`` holds (bounded)."""
@@ -90,10 +87,8 @@ def test_create_modify_delete(start_daemon, write, tmp_path) -> None:
 
 
 def _has(d: Running, collection: str, word: str) -> bool:
-    index = CollectionIndex(d.daemon.settings.index_dir, get_source(collection)).open_for_reading()
     field = "body" if collection == "commands" else "content"
-    with index.searcher() as s:
-        return bool(s.search(Prefix(field, word), limit=1))
+    return bool(lookups.keys_with_prefix(d.daemon.settings, collection, field, word))
 
 
 def test_editor_save_by_temp_file_and_rename(start_daemon, write, tmp_path) -> None:
@@ -140,7 +135,9 @@ def test_whole_folders_deleted_and_moved(start_daemon, write, tmp_path) -> None:
     d.wait_until(lambda: d.keys("reports") == set())
 
 
-def test_a_source_root_that_appears_later_and_is_deleted_while_watched(start_daemon, write, tmp_path) -> None:
+def test_a_source_root_that_appears_later_and_is_deleted_while_watched(
+    start_daemon, write, tmp_path
+) -> None:
     d = start_daemon()
     assert d.keys("conversations") == set()
     write("conversations/2025-11-10/001-auth/conversation.md", "authentication")
@@ -163,7 +160,9 @@ def test_files_outside_the_collections_are_ignored(start_daemon, write, tmp_path
     assert d.daemon.health.errors == 0
 
 
-def test_a_file_that_vanishes_before_it_is_read_is_not_an_error(start_daemon, write, tmp_path) -> None:
+def test_a_file_that_vanishes_before_it_is_read_is_not_an_error(
+    start_daemon, write, tmp_path
+) -> None:
     d = start_daemon()
     for i in range(20):
         write(f"reports/a/flash{i}.md", "here and gone")
@@ -203,7 +202,9 @@ def test_a_queue_overflow_is_noticed_and_reconciled(start_daemon, write, tmp_pat
     assert "overflowed" in d.daemon.health.last_error
 
 
-def test_out_of_inotify_watches_falls_back_to_polling(start_daemon, write, tmp_path, monkeypatch) -> None:
+def test_out_of_inotify_watches_falls_back_to_polling(
+    start_daemon, write, tmp_path, monkeypatch
+) -> None:
     import errno
 
     from watchdog.observers.inotify import InotifyObserver
@@ -225,7 +226,9 @@ def test_out_of_inotify_watches_falls_back_to_polling(start_daemon, write, tmp_p
     d.wait_until(lambda: d.keys("reports") == {"a/r0.md", "a/r1.md"})
 
 
-def test_a_dead_observer_is_replaced_and_changes_still_arrive(start_daemon, write, tmp_path) -> None:
+def test_a_dead_observer_is_replaced_and_changes_still_arrive(
+    start_daemon, write, tmp_path
+) -> None:
     d = start_daemon()
     d.daemon._observer.stop()
     d.daemon._observer.join(TIMEOUT)
@@ -251,14 +254,19 @@ def test_the_status_file_shows_health(start_daemon, write, make_settings) -> Non
     d = start_daemon()
     write("commands/d.md", "d")
     d.wait_until(lambda: d.keys("commands") == {"c.md", "d.md"})
-    d.wait_until(lambda: (read_daemon_status(d.daemon.settings) or {}).get("last_commit") is not None)
+    d.wait_until(
+        lambda: (read_daemon_status(d.daemon.settings) or {}).get("last_commit") is not None
+    )
     status = read_daemon_status(d.daemon.settings)
+    assert status is not None
     assert status["pid"] == os.getpid() and status["alive"] and not status["stuck"]
     assert status["state"] == "watching"
     assert status["last_event"] is not None
 
 
-def test_a_second_daemon_on_the_same_index_refuses_and_names_the_first(start_daemon, make_settings) -> None:
+def test_a_second_daemon_on_the_same_index_refuses_and_names_the_first(
+    start_daemon, make_settings
+) -> None:
     d = start_daemon()
     with pytest.raises(DaemonRunningError, match=f"pid {os.getpid()}"):
         Daemon(d.daemon.settings).run()
@@ -279,7 +287,9 @@ def _config(tmp_path: Path, quiet_ms: int = 50) -> Path:
 def _spawn(cfg: Path) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "query.cli", "--config", str(cfg), "daemon"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -299,9 +309,9 @@ def _wait_status(cfg_dir: Path, predicate: Callable[[dict], bool], proc: subproc
 
 
 def _keys(tmp_path: Path) -> set[str]:
-    index = CollectionIndex(tmp_path / "index", get_source("reports")).open_for_reading()
-    with index.searcher() as s:
-        return {d["key"] for d in s.documents(kind="doc")}
+    settings = settings_from_file(tmp_path / "trove.toml")
+    assert CollectionIndex(settings.index_dir, get_source("reports")).open() is not None
+    return set(lookups.documents(settings, "reports"))
 
 
 def _lock_holder(tmp_path: Path) -> int | None:
@@ -325,6 +335,7 @@ def test_kill_9_during_a_large_commit_then_restart_recovers(tmp_path, write) -> 
         proc.kill()
     finally:
         proc.wait(30)
+        assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.close()
         proc.stderr.close()
     second = _spawn(cfg)
@@ -404,10 +415,9 @@ def test_sigterm_during_the_start_up_reconcile_abandons_it_promptly(tmp_path, wr
 
 def test_an_idle_daemon_compacts_the_segments_batches_leave(start_daemon, write, tmp_path) -> None:
     d = start_daemon(daemon={"quiet_ms": 20})
-    index = CollectionIndex(d.daemon.settings.index_dir, get_source("reports"))
 
     def segments() -> int:
-        return len(index.open_for_reading()._segments())
+        return len(lookups.segment_sizes(d.daemon.settings, "reports"))
 
     for i in range(5):
         write(f"reports/a/r{i}.md", f"report {i}")

@@ -5,6 +5,7 @@ import sys
 import textwrap
 
 from indexer.engine.base import TermClause
+from indexer.engine.whoosh.reading import WhooshSnapshot
 from indexer.sources.commands import CommandsSource
 from indexer.store import Syncer
 from query.indexes import Indexes
@@ -18,7 +19,9 @@ def names(indexes: Indexes) -> set[str]:
         return {d["name"] for d in stored if d["kind"] == "doc"}
 
 
-def test_an_open_searcher_sees_another_process_commit_on_its_next_query(make_settings, write) -> None:
+def test_an_open_searcher_sees_another_process_commit_on_its_next_query(
+    make_settings, write
+) -> None:
     settings = make_settings()
     indexes = Indexes(settings)
     assert names(indexes) == set()  # never built: no searcher, no error
@@ -32,6 +35,7 @@ def test_an_open_searcher_sees_another_process_commit_on_its_next_query(make_set
     assert names(indexes) == {"a"}
     with indexes.snapshot("commands") as same:
         # Nothing committed: the searcher is reused, not reopened.
+        assert isinstance(first, WhooshSnapshot) and isinstance(same, WhooshSnapshot)
         assert same.searcher is first.searcher
 
     write("commands/b.md", "beta")
@@ -70,7 +74,9 @@ def test_a_rebuilt_index_of_a_new_schema_is_reopened(make_settings, write, tmp_p
     assert Syncer(settings, CommandsSource()).reconcile().added == 1
     assert names(indexes) == {"a"}
     with indexes.snapshot("commands") as after:
+        assert isinstance(before, WhooshSnapshot) and isinstance(after, WhooshSnapshot)
         assert after.searcher is not before.searcher
     with indexes.snapshot("commands") as s:
+        assert s is not None
         assert len(s.matching(TermClause("kind", "doc"))) == 1
     indexes.close()

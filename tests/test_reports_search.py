@@ -10,17 +10,22 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from corpus import COMMANDS, make_corpus, mutate, queries
 from typer.testing import CliRunner
-from whoosh.codec.whoosh3 import W3PostingsWriter
 
+# Whoosh's own postings writer, for indexes written before trove's packed blocks.
+from whoosh.codec.whoosh3 import W3PostingsWriter  # noqa: TID251
+
+import indexer.engine.scan.segment as scan_segment
 import indexer.engine.whoosh.reading as whoosh_reading
+import indexer.engine.whoosh.writing as whoosh_writing
 import query.reports as reports_module
-from indexer import codec, store
-from indexer.codec import TroveCodec
 from indexer.config import Settings
+from indexer.engine.whoosh import codec
+from indexer.engine.whoosh.codec import TroveCodec
 from indexer.sources.base import is_hidden
 from indexer.sources.reports import ReportsSource, date_from_name
 from indexer.store import Syncer
@@ -138,8 +143,8 @@ def reports_ctx(make_settings: Callable[..., Settings]) -> Iterator[Callable[...
     """A QueryContext over tmp_path/reports (write the files first)."""
     made: list[QueryContext] = []
 
-    def make(**sections: dict) -> QueryContext:
-        ctx = QueryContext.from_settings(make_settings(**sections))
+    def make(engine: str = "whoosh", **sections: dict) -> QueryContext:
+        ctx = QueryContext.from_settings(make_settings(**sections), engine=engine)
         made.append(ctx)
         return ctx
 
@@ -243,7 +248,8 @@ def test_the_excerpt_keeps_about_100_characters_each_side_with_ellipses(write, r
 
 def test_lower_changes_length_lists_every_character_whose_lower_case_is_longer() -> None:
     longer = [
-        chr(c) for c in range(sys.maxunicode + 1)
+        chr(c)
+        for c in range(sys.maxunicode + 1)
         if not 0xD800 <= c <= 0xDFFF and len(chr(c).lower()) != 1
     ]
     assert longer == list(LOWER_CHANGES_LENGTH)
@@ -393,7 +399,24 @@ def test_an_empty_query_is_invalid(sample, reports_ctx, query) -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    ["../etc", "a/b", "a\\b", "..", ".", "x\x00y", "a\nb", "", " ", "x:y", "a*", "what?", "a|b", "<a>", " lead", "trail "],
+    [
+        "../etc",
+        "a/b",
+        "a\\b",
+        "..",
+        ".",
+        "x\x00y",
+        "a\nb",
+        "",
+        " ",
+        "x:y",
+        "a*",
+        "what?",
+        "a|b",
+        "<a>",
+        " lead",
+        "trail ",
+    ],
 )
 def test_a_command_filter_that_is_not_one_name_is_invalid(sample, reports_ctx, bad) -> None:
     with pytest.raises(TroveError) as err:
@@ -524,35 +547,42 @@ def test_get_report_never_follows_a_symlink_out_of_the_reports_folder(
 # --------------------------------------------------------------------------- against the reference
 
 
+PLANS: list[tuple[int, dict[str, Any]]] = [
+    (1, {}),  # as shipped: the postings, then the texts of the best candidates
+    (2, {"_TEXT_US": 10**9}),  # the postings of every token
+    (3, {"_TEXT_US": 0}),  # the texts, once a token has narrowed
+    (4, {"_FOLLOW_MAX": 0, "_FOLLOW_GAIN": 1}),  # what follows a token is never used
+    (5, {"SubFile": type("Other", (), {})}),  # texts read through Whoosh's column file
+    (6, {"_FOLLOW_MAX": 2}),  # what follows, only where the next token is 1-2 terms
+    (7, {"blocklimit": 4}),  # postings in blocks of 4: blocks skipped and searched
+    (8, {"blocklimit": 4, "_TEXT_US": 10**9}),
+    # What follows is searched for in the first block only, or once any is found.
+    (9, {"blocklimit": 4, "_FOLLOW_SAMPLE": 1, "_FOLLOW_KEEP": 0}),
+    (10, {"_FOLLOW_SAMPLE": 0, "_FOLLOW_KEEP": 0, "_TEXT_US": 10**9}),
+]
+
+
 @pytest.mark.parametrize(
-    ("seed", "plan"),
-    [
-        (1, {}),  # as shipped: the postings, then the texts of the best candidates
-        (2, {"_TEXT_US": 10**9}),  # the postings of every token
-        (3, {"_TEXT_US": 0}),  # the texts, once a token has narrowed
-        (4, {"_FOLLOW_MAX": 0, "_FOLLOW_GAIN": 1}),  # what follows a token is never used
-        (5, {"SubFile": type("Other", (), {})}),  # texts read through Whoosh's column file
-        (6, {"_FOLLOW_MAX": 2}),  # what follows, only where the next token is 1-2 terms
-        (7, {"blocklimit": 4}),  # postings in blocks of 4: blocks skipped and searched
-        (8, {"blocklimit": 4, "_TEXT_US": 10**9}),
-        # What follows is searched for in the first block only, or once any is found.
-        (9, {"blocklimit": 4, "_FOLLOW_SAMPLE": 1, "_FOLLOW_KEEP": 0}),
-        (10, {"_FOLLOW_SAMPLE": 0, "_FOLLOW_KEEP": 0, "_TEXT_US": 10**9}),
-    ],
+    ("seed", "plan", "engine"),
+    [(seed, plan, "whoosh") for seed, plan in PLANS]
+    # The plain-scan engine keeps no files: every plan of the search, blocks of 4 too.
+    + [(seed, plan, "scan") for seed, plan in PLANS if "SubFile" not in plan],
 )
 def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
-    tmp_path, reports_ctx, monkeypatch, seed, plan
+    tmp_path, reports_ctx, monkeypatch, seed, plan, engine
 ) -> None:
     for name, value in plan.items():
-        if name == "blocklimit":
-            monkeypatch.setattr(store, "TroveCodec", functools.partial(TroveCodec, value))
+        if name == "blocklimit" and engine == "scan":
+            monkeypatch.setattr(scan_segment, "BLOCK", value)
+        elif name == "blocklimit":
+            monkeypatch.setattr(whoosh_writing, "TroveCodec", functools.partial(TroveCodec, value))
         elif name == "SubFile":
             monkeypatch.setattr(whoosh_reading, name, value)
         else:
             monkeypatch.setattr(reports_module, name, value)
     root = tmp_path / "reports"
     corpus = make_corpus(root, seed, reports=70)
-    ctx = reports_ctx()
+    ctx = reports_ctx(engine=engine)
     reindex(ctx)
     mutate(corpus, seed)  # a second segment, with deletions in the first
     reindex(ctx)
@@ -730,8 +760,14 @@ def test_a_report_deleted_since_it_was_indexed_gives_its_place_to_the_next(
     ctx = reports_ctx()
     first = search_reports(ctx, "alpha", max_results=3)
     assert [h.report_name for h in first.results] == [
-        "r3_20251104.md", "r2_20251103.md", "r1_20251102.md"]
+        "r3_20251104.md",
+        "r2_20251103.md",
+        "r1_20251102.md",
+    ]
     (tmp_path / "reports/c/r3_20251104.md").unlink()  # the index has not seen it yet
     again = search_reports(ctx, "alpha", max_results=3)
     assert [h.report_name for h in again.results] == [
-        "r2_20251103.md", "r1_20251102.md", "r0_20251101.md"]
+        "r2_20251103.md",
+        "r1_20251102.md",
+        "r0_20251101.md",
+    ]

@@ -1,12 +1,10 @@
 from __future__ import annotations
 
-import random
-import re
 from datetime import date
 
 import pytest
 
-from indexer.sources.base import FileData, text_analyzer
+from indexer.sources.base import FileData, words
 from indexer.sources.commands import CommandsSource, first_paragraph
 from indexer.sources.conversations import ConversationsSource, date_folder
 from indexer.sources.reports import ReportsSource, date_from_name
@@ -99,8 +97,15 @@ def test_first_paragraph_skips_headings_and_code() -> None:
 
 @pytest.mark.parametrize(
     ("name", "kind"),
-    [("2025-11", "month"), ("2025-11-10", "day"), ("2025-13", None), ("2025-02-30", None),
-     ("2025-11-1", None), ("2025_11", None), ("notes", None)],
+    [
+        ("2025-11", "month"),
+        ("2025-11-10", "day"),
+        ("2025-13", None),
+        ("2025-02-30", None),
+        ("2025-11-1", None),
+        ("2025_11", None),
+        ("notes", None),
+    ],
 )
 def test_conversation_date_folders(name: str, kind: str | None) -> None:
     assert date_folder(name) == kind
@@ -115,67 +120,18 @@ def test_a_conversation_file_knows_its_folder() -> None:
     assert not src.wants_file(("2025-11", "001-x", "image.png"))
     (doc,) = src.parse(fd("2025-11-10/001-debug-auth/conversation.md", "auth")).documents
     assert (doc["date"], doc["month"], doc["granularity"], doc["conversation"]) == (
-        "2025-11-10", "2025-11", "day", "001-debug-auth")
+        "2025-11-10",
+        "2025-11",
+        "day",
+        "001-debug-auth",
+    )
 
 
 def test_analyzer_splits_words_and_cjk_characters() -> None:
-    tokens = [t.text for t in text_analyzer()("Proxy-Timeout 日志分析 SATUN18:GAP")]
+    tokens = words("Proxy-Timeout 日志分析 SATUN18:GAP")
     assert tokens == ["proxy", "timeout", "日", "志", "分", "析", "satun18", "gap"]
 
 
 def test_undecodable_bytes_are_replaced_not_fatal() -> None:
     (doc,) = ReportsSource().parse(fd("c/r.md", b"caf\xe9 ok")).documents
     assert doc["content"] == "caf\ufffd ok"
-
-
-def _random_texts(seed: int, n: int) -> list[str]:
-    rng = random.Random(seed)
-    pieces = [
-        "proxy", "Timeout", "WinHTTP", "407", "日志", "分析", "İstanbul", "ΟΔΟΣ", "ß", "ﬁle",
-        "->", "...", " ", "\n", "\t", "_", "x86_64", "µm", "naïve", "", "Ǆ", "ς", "😀",
-    ]
-    return ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40))) for _ in range(n)]
-
-
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_fast_formats_make_exactly_whooshs_postings(seed: int) -> None:
-    from whoosh.formats import Frequency
-
-    from indexer.sources.base import FastFrequency, words_analyzer
-    from indexer.sources.reports import tokens_analyzer
-
-    frequency, fast_frequency = Frequency(field_boost=1.5), FastFrequency(field_boost=1.5)
-    for text in _random_texts(seed, 300):
-        for analyzer in (words_analyzer(), tokens_analyzer()):
-            assert sorted(fast_frequency.word_values(text, analyzer)) == sorted(
-                frequency.word_values(text, analyzer)
-            ), text
-
-
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_next_tokens_postings_hold_the_frequency_and_every_token_that_follows(seed: int) -> None:
-    from whoosh.analysis import RegexTokenizer
-    from whoosh.formats import Frequency
-
-    from indexer.sources.reports import TOKEN_PATTERN, NextTokens, token_hash, tokens_analyzer
-
-    fmt = NextTokens(field_boost=1.5)
-    for text in _random_texts(seed, 300):
-        tokens = re.findall(TOKEN_PATTERN, text.lower())
-        values = list(fmt.word_values(text, tokens_analyzer()))
-        # Frequencies and weights as Whoosh's Frequency format has them.
-        assert sorted((w, n, weight) for w, n, weight, _ in values) == sorted(
-            (w, n, weight) for w, n, weight, _ in Frequency(field_boost=1.5).word_values(
-                text, tokens_analyzer()
-            )
-        ), text
-        for term, n, _, value in values:
-            assert fmt.decode_frequency(value) == n
-            assert fmt.decode_weight(value) == n * 1.5
-            after = {tokens[i + 1] for i in range(len(tokens) - 1) if tokens[i] == term}
-            hashes = [value[i : i + 4] for i in range(4, len(value), 4)]
-            assert hashes == sorted(set(hashes), key=lambda h: int.from_bytes(h, "little"))
-            assert set(hashes) == {token_hash(t) for t in after}, (text, term)
-        # Any other analyzer takes Whoosh's road through its tokens, to the same values.
-        other = RegexTokenizer(TOKEN_PATTERN)
-        assert sorted(fmt.word_values(text.lower(), other)) == sorted(values), text

@@ -6,8 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import lookups
 import pytest
-from whoosh.query import Prefix
 
 from indexer.reindex import reindex
 from indexer.sources.commands import CommandsSource
@@ -23,17 +23,12 @@ from indexer.store import (
 
 
 def indexed_keys(settings, source) -> dict[str, dict]:
-    index = CollectionIndex(settings.index_dir, source).open_for_reading()
-    assert index is not None
-    with index.searcher() as s:
-        return {d["key"]: d for d in s.documents(kind="doc")}
+    return lookups.documents(settings, source.name)
 
 
 def content_hits(settings, source, word: str) -> set[str]:
     """Reports whose content has a token starting with ``word`` (whatever the analyzer)."""
-    index = CollectionIndex(settings.index_dir, source).open_for_reading()
-    with index.searcher() as s:
-        return {hit["key"] for hit in s.search(Prefix("content", word), limit=None)}
+    return lookups.keys_with_prefix(settings, source.name, "content", word)
 
 
 def test_reconcile_applies_only_the_difference(make_settings, write, tmp_path) -> None:
@@ -53,7 +48,10 @@ def test_reconcile_applies_only_the_difference(make_settings, write, tmp_path) -
     third = Syncer(s, ReportsSource()).reconcile()
     assert (third.added, third.updated, third.deleted, third.unchanged) == (1, 1, 1, 1)
     assert set(indexed_keys(s, ReportsSource())) == {
-        "a/one_20251101.md", "a/two_20251102.md", "b/four.md"}
+        "a/one_20251101.md",
+        "a/two_20251102.md",
+        "b/four.md",
+    }
     assert CollectionIndex(s.index_dir, ReportsSource()).doc_count() == 3
     assert content_hits(s, ReportsSource(), "changed") == {"a/one_20251101.md"}
     assert content_hits(s, ReportsSource(), "proxy") == set()
@@ -82,7 +80,9 @@ def test_full_rebuild_gives_the_same_documents(make_settings, write) -> None:
     assert Syncer(s, ReportsSource()).reconcile().unchanged == 5
 
 
-def test_a_big_build_uses_two_processes_and_keeps_every_document(make_settings, write, monkeypatch) -> None:
+def test_a_big_build_uses_two_processes_and_keeps_every_document(
+    make_settings, write, monkeypatch
+) -> None:
     from indexer import store
 
     monkeypatch.setattr(store, "PARALLEL_THRESHOLD", 50)
@@ -144,7 +144,9 @@ def test_a_binary_file_named_md_is_skipped_with_a_reason(make_settings, write) -
 def test_a_huge_file_is_indexed_by_a_capped_prefix(make_settings, write) -> None:
     s = make_settings(index={"max_file_mb": 1})
     head = "needle at the start\n"
-    write("reports/a/huge.md", head + "filler words here\n" * (20 * 1024 * 1024 // 18) + "tailword\n")
+    write(
+        "reports/a/huge.md", head + "filler words here\n" * (20 * 1024 * 1024 // 18) + "tailword\n"
+    )
     summary = Syncer(s, ReportsSource()).reconcile()
     assert summary.added == 1
     assert any("indexed its first 1.0 MB" in w for w in summary.warnings)
@@ -160,7 +162,9 @@ def test_empty_files_are_indexed_as_empty_documents(make_settings, write) -> Non
     assert summary.warnings == ["a/empty.md: empty file"]
 
 
-def test_symlinks_are_not_followed_out_of_the_root_and_loops_end(make_settings, write, tmp_path) -> None:
+def test_symlinks_are_not_followed_out_of_the_root_and_loops_end(
+    make_settings, write, tmp_path
+) -> None:
     s = make_settings()
     write("reports/a/inside.md", "inside")
     secret = write("outside/secret.md", "secret")
@@ -208,7 +212,9 @@ def deny_opening(monkeypatch: pytest.MonkeyPatch, suffix: str) -> None:
     monkeypatch.setattr(os, "open", deny)
 
 
-def test_an_unreadable_file_is_skipped_and_the_rest_indexed(make_settings, write, monkeypatch) -> None:
+def test_an_unreadable_file_is_skipped_and_the_rest_indexed(
+    make_settings, write, monkeypatch
+) -> None:
     s = make_settings()
     write("reports/a/locked.md", "locked")
     write("reports/a/ok.md", "ok")
@@ -224,7 +230,9 @@ def test_an_unreadable_file_is_read_again_once_it_can_be(make_settings, write, m
     write("reports/a/locked.md", "locked")
     with monkeypatch.context() as m:
         deny_opening(m, "locked.md")
-        assert Syncer(s, ReportsSource()).reconcile().skipped == {"unreadable: Permission denied": 1}
+        assert Syncer(s, ReportsSource()).reconcile().skipped == {
+            "unreadable: Permission denied": 1
+        }
     again = Syncer(s, ReportsSource()).reconcile()
     assert (again.added, again.skipped) == (1, {})
     assert set(indexed_keys(s, ReportsSource())) == {"a/locked.md"}
@@ -267,7 +275,9 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(
     assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md"}
 
 
-def test_an_index_folder_that_cannot_be_made_is_a_clear_error(make_settings, write, tmp_path) -> None:
+def test_an_index_folder_that_cannot_be_made_is_a_clear_error(
+    make_settings, write, tmp_path
+) -> None:
     (tmp_path / "blocker").write_text("a file where the index folder should be")
     s = make_settings(index={"dir": str(tmp_path / "blocker/index")})
     write("reports/a/r.md", "x")
@@ -275,7 +285,9 @@ def test_an_index_folder_that_cannot_be_made_is_a_clear_error(make_settings, wri
         Syncer(s, ReportsSource()).reconcile()
 
 
-def test_a_file_that_vanishes_between_listing_and_reading(make_settings, write, monkeypatch) -> None:
+def test_a_file_that_vanishes_between_listing_and_reading(
+    make_settings, write, monkeypatch
+) -> None:
     from indexer import store
 
     s = make_settings()
@@ -294,7 +306,9 @@ def test_a_file_that_vanishes_between_listing_and_reading(make_settings, write, 
     assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md"}
 
 
-def test_a_foreign_folder_at_the_index_path_is_never_deleted(make_settings, write, tmp_path) -> None:
+def test_a_foreign_folder_at_the_index_path_is_never_deleted(
+    make_settings, write, tmp_path
+) -> None:
     s = make_settings()
     write("reports/a/r.md", "x")
     precious = write("index/reports/thesis.tex", "years of work")
@@ -336,7 +350,7 @@ def test_another_schema_version_is_rebuilt_never_misread(make_settings, write, t
     data = json.loads(marker.read_text())
     data["schema_version"] = 0
     marker.write_text(json.dumps(data))
-    assert CollectionIndex(s.index_dir, ReportsSource()).open_for_reading() is None
+    assert CollectionIndex(s.index_dir, ReportsSource()).open() is None
     summary = Syncer(s, ReportsSource()).reconcile()
     assert summary.added == 1
     assert json.loads(marker.read_text())["schema_version"] == ReportsSource.schema_version
@@ -347,7 +361,10 @@ def test_a_second_writer_waits_then_names_the_holder(make_settings, write, tmp_p
     write("reports/a/r.md", "x")
     Syncer(s, ReportsSource()).reconcile()
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import sys, time
             from indexer.config import settings_from_dict
             from indexer.sources.reports import ReportsSource
@@ -356,9 +373,13 @@ def test_a_second_writer_waits_then_names_the_holder(make_settings, write, tmp_p
             with ix.locked():
                 print("locked", flush=True)
                 sys.stdin.readline()
-        """)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
+    assert holder.stdin is not None and holder.stdout is not None
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(IndexLockedError) as info:
@@ -386,7 +407,9 @@ def test_apply_rechecks_only_the_given_paths(make_settings, write, tmp_path) -> 
     assert Syncer(s, CommandsSource()).apply(["c.md", "notes.txt"]).added == 1
 
 
-def test_apply_on_a_folder_rewalks_it_and_drops_what_went_away(make_settings, write, tmp_path) -> None:
+def test_apply_on_a_folder_rewalks_it_and_drops_what_went_away(
+    make_settings, write, tmp_path
+) -> None:
     import shutil
 
     s = make_settings()
@@ -408,8 +431,7 @@ def test_reindex_rejects_an_unknown_collection(make_settings) -> None:
 
 def segment_sizes(settings, source) -> list[tuple[int, int]]:
     """(documents, deleted documents) of each segment of the index."""
-    index = CollectionIndex(settings.index_dir, source).open_for_reading()
-    return sorted((seg.doc_count_all(), seg.deleted_count()) for seg in index._segments())
+    return lookups.segment_sizes(settings, source.name)
 
 
 def test_compaction_reindexes_small_segments_into_one_and_keeps_every_document(
@@ -433,7 +455,9 @@ def test_compaction_reindexes_small_segments_into_one_and_keeps_every_document(
     assert syncer.reconcile().unchanged == 6
 
 
-def test_compaction_brings_a_file_changed_meanwhile_up_to_date(make_settings, write, tmp_path) -> None:
+def test_compaction_brings_a_file_changed_meanwhile_up_to_date(
+    make_settings, write, tmp_path
+) -> None:
     s = make_settings()
     syncer = Syncer(s, ReportsSource())
     for i in range(4):
@@ -447,7 +471,9 @@ def test_compaction_brings_a_file_changed_meanwhile_up_to_date(make_settings, wr
     assert sum(live - deleted for live, deleted in segment_sizes(s, ReportsSource())) == 6
 
 
-def test_a_segment_whose_documents_are_all_deleted_is_dropped(make_settings, write, tmp_path) -> None:
+def test_a_segment_whose_documents_are_all_deleted_is_dropped(
+    make_settings, write, tmp_path
+) -> None:
     s = make_settings()
     syncer = Syncer(s, ReportsSource())
     write("reports/keep/k.md", "kept")

@@ -47,8 +47,8 @@ def convs(write: Callable[[str, str | bytes], Path]) -> Callable[[dict[str, str]
 def ctx_for() -> Iterator[Callable[[Settings], QueryContext]]:
     made: list[QueryContext] = []
 
-    def make(settings: Settings) -> QueryContext:
-        made.append(QueryContext.from_settings(settings))
+    def make(settings: Settings, engine: str = "whoosh") -> QueryContext:
+        made.append(QueryContext.from_settings(settings, engine))
         return made[-1]
 
     yield make
@@ -118,8 +118,10 @@ def test_anything_but_a_month_or_a_day_is_invalid_date_range(ctx, bad: str) -> N
 
 def test_date_ranges_are_checked_strictly() -> None:
     assert check_date_range(None) is None and check_date_range("") is None
-    assert check_date_range("2024-02-29").field() == ("date", "2024-02-29")
-    assert check_date_range("2025-11").field() == ("month", "2025-11")
+    day = check_date_range("2024-02-29")
+    assert day is not None and day.field() == ("date", "2024-02-29")
+    month = check_date_range("2025-11")
+    assert month is not None and month.field() == ("month", "2025-11")
     with pytest.raises(TroveError):
         check_date_range("2025-02-29")
 
@@ -462,6 +464,7 @@ def random_queries(rng: random.Random, paths: list[Path], n: int) -> Iterator[tu
             yield kind, query
 
 
+@pytest.mark.parametrize("engine", ["whoosh", "scan"])
 @pytest.mark.parametrize(
     ("seed", "plan"),
     [
@@ -477,13 +480,14 @@ def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
     monkeypatch: pytest.MonkeyPatch,
     seed: int,
     plan: dict[str, int],
+    engine: str,
 ) -> None:
     for name, value in plan.items():
         monkeypatch.setattr(workspace, name, value)
     rng = random.Random(seed)
     root = tmp_path / "conversations"
     paths = random_corpus(root, rng, files=40)
-    ctx = ctx_for(make_settings())
+    ctx = ctx_for(make_settings(), engine)
     if "TEXT_CACHE_CHARS" in plan:
         ctx.memo["workspace"] = workspace.WorkspaceCache(text_budget=0)
     kinds: Counter[str] = Counter()

@@ -69,7 +69,8 @@ class Segment(Protocol):
         ...
 
     def docs_with(self, field: str, terms: Iterable[str]) -> set[int]:
-        """The live documents holding any of the terms."""
+        """The live documents holding any of the terms (a number field's terms are its
+        values in decimal)."""
         ...
 
     def bytes_column(self, name: str) -> BytesColumn:
@@ -178,6 +179,11 @@ class Snapshot(Protocol):
 
 class Reader(Protocol):
     """The query side's handle on one collection's index, kept open by a process."""
+
+    @property
+    def generation(self) -> int:
+        """The generation of the latest snapshot given (-1 if none)."""
+        ...
 
     def snapshot(self) -> AbstractContextManager[Snapshot | None]:
         """The latest commit (None: the index was never built or must be rebuilt); new

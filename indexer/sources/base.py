@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from whoosh.analysis import LowercaseFilter, RegexTokenizer
-from whoosh.fields import TEXT, Schema
-from whoosh.formats import Frequency
-from whoosh.system import pack_uint
+from indexer.engine.fields import Field
 
 # Scripts written without spaces are indexed one character per token, so that any
 # run of them can be found by the characters it holds (then verified on the text).
@@ -22,62 +19,25 @@ CJK_CHARS = (
     "\uf900-\ufaff"  # CJK compatibility ideographs
 )
 TOKEN_PATTERN = rf"[{CJK_CHARS}]|[^\W{CJK_CHARS}]+"
+_WORD = re.compile(TOKEN_PATTERN)
 
 
-def text_analyzer() -> Any:
-    """Word runs and single CJK characters, lower-cased; no stemming, no stop words.
+def words(text: str) -> list[str]:
+    """Word runs and single CJK characters, each lower-cased; no stemming, no stop words.
 
     Stop words and stemming would make some exact substrings unfindable; the query
     layer verifies candidates on the text, so the index only has to never miss one.
     """
-    return RegexTokenizer(TOKEN_PATTERN) | LowercaseFilter()
+    return [w.lower() for w in _WORD.findall(text)]
 
 
-class LowerFirstTokenizer(RegexTokenizer):
-    """A regex tokenizer that lower-cases the whole text before cutting it.
+def lower_words(text: str) -> list[str]:
+    """Word runs and single CJK characters of the lower-cased text.
 
-    Lower-casing first makes the tokens exactly the pieces of ``text.lower()``, the
+    Lower-casing first makes the words exactly the pieces of ``text.lower()``, the
     string a search counts occurrences in (lower-casing can change a text's length).
     """
-
-    def __call__(self, value: str, **kwargs: Any) -> Any:
-        return super().__call__(value.lower(), **kwargs)
-
-
-def words_analyzer() -> LowerFirstTokenizer:
-    """Word runs and single CJK characters of the lower-cased text."""
-    return LowerFirstTokenizer(TOKEN_PATTERN)
-
-
-# Whoosh's formats take every term from the analyzer as a Token object, one at a time;
-# with a LowerFirstTokenizer (no filters, every token of boost 1) the terms are simply the
-# pattern's matches in the lower-cased text, and finding them all at once makes the same
-# postings for about a quarter less CPU per build.
-
-
-def lower_first_terms(value: Any, analyzer: Any) -> list[str] | None:
-    """The terms of a LowerFirstTokenizer, all at once; None for another analyzer."""
-    if type(analyzer) is not LowerFirstTokenizer or not isinstance(value, str):
-        return None
-    return analyzer.expression.findall(value.lower())
-
-
-class FastFrequency(Frequency):
-    """Whoosh's Frequency format, computed in one pass for a LowerFirstTokenizer."""
-
-    def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Any:
-        terms = lower_first_terms(value, analyzer)
-        if terms is None:
-            return super().word_values(value, analyzer, **kwargs)
-        fb = self.field_boost
-        return ((w, n, n * fb, pack_uint(n)) for w, n in Counter(terms).items())
-
-
-def words_field() -> TEXT:
-    """The words of the lower-cased text with their frequencies (no positions)."""
-    words = TEXT(analyzer=words_analyzer(), phrase=False)
-    words.format = FastFrequency(field_boost=words.format.field_boost)
-    return words
+    return _WORD.findall(text.lower())
 
 
 @dataclass
@@ -125,8 +85,8 @@ class Source(Protocol):
     # each document's field length; leaving it out saves ~18% of a build's CPU.
     scored: ClassVar[bool]
 
-    def schema(self) -> Schema:
-        """Fields of this collection's documents (the store adds its own bookkeeping)."""
+    def fields(self) -> tuple[Field, ...]:
+        """Fields of this collection's documents (the engine adds the store's bookkeeping)."""
         ...
 
     def wants_dir(self, parts: tuple[str, ...]) -> bool:

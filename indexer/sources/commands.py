@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 
 import frontmatter
 import yaml
-from whoosh.fields import BOOLEAN, ID, STORED, TEXT, Schema
 
-from indexer.sources.base import FileData, Parsed, is_hidden, text_analyzer
+from indexer.engine.fields import Boolean, Field, Keyword, Stored, Text
+from indexer.sources.base import FileData, Parsed, is_hidden, words
 
 log = logging.getLogger(__name__)
 
@@ -69,16 +69,16 @@ class CommandsSource:
     schema_version: ClassVar[int] = 2
     scored: ClassVar[bool] = False  # three tiers of trove's own scoring
 
-    def schema(self) -> Schema:
-        return Schema(
-            name=ID(stored=True),
-            title=TEXT(analyzer=text_analyzer(), stored=True),
-            description=TEXT(analyzer=text_analyzer(), stored=True),
-            tags=TEXT(analyzer=text_analyzer(), stored=True),
-            is_dependency=BOOLEAN(stored=True),
-            frontmatter=STORED(),
-            frontmatter_error=STORED(),
-            body=TEXT(analyzer=text_analyzer(), stored=True),
+    def fields(self) -> tuple[Field, ...]:
+        return (
+            Keyword("name", stored=True),
+            Text("title", words, "positions", stored=True),
+            Text("description", words, "positions", stored=True),
+            Text("tags", words, "positions", stored=True),
+            Boolean("is_dependency", stored=True),
+            Stored("frontmatter"),
+            Stored("frontmatter_error"),
+            Text("body", words, "positions", stored=True),
         )
 
     def wants_dir(self, parts: tuple[str, ...]) -> bool:

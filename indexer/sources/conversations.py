@@ -6,9 +6,8 @@ import re
 from datetime import date
 from typing import ClassVar
 
-from whoosh.fields import ID, STORED, Schema
-
-from indexer.sources.base import FileData, Parsed, is_hidden, words_field
+from indexer.engine.fields import Field, Keyword, Stored, Text
+from indexer.sources.base import FileData, Parsed, is_hidden, lower_words
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text")
 _DATE_FOLDER = re.compile(r"(\d{4})-(\d{2})(?:-(\d{2}))?")
@@ -32,16 +31,16 @@ class ConversationsSource:
     schema_version: ClassVar[int] = 2
     scored: ClassVar[bool] = False  # ranked by how the literal sits in a line
 
-    def schema(self) -> Schema:
-        return Schema(
-            date=ID(stored=True),  # the folder's own date: 2025-11 or 2025-11-10
-            month=ID(),  # YYYY-MM for both granularities, for month filters
-            granularity=STORED(),
-            conversation=ID(stored=True),
+    def fields(self) -> tuple[Field, ...]:
+        return (
+            Keyword("date", stored=True),  # the folder's own date: 2025-11 or 2025-11-10
+            Keyword("month"),  # YYYY-MM for both granularities, for month filters
+            Stored("granularity"),
+            Keyword("conversation", stored=True),
             # Cut from the lower-cased text: the terms are then exactly the words of the
             # string search_workspace matches the lower-cased query in (lower-casing can
             # change a text's length, and 'Σ' lower-cases by what surrounds it).
-            content=words_field(),
+            Text("content", lower_words),
         )
 
     def wants_dir(self, parts: tuple[str, ...]) -> bool:

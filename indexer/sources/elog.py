@@ -17,9 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
-from whoosh.analysis import LowercaseFilter, Token, Tokenizer
-from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
-
+from indexer.engine.fields import Field, Keyword, Number, Stored, Text
 from indexer.sources.base import CJK_CHARS, FileData, Parsed
 
 # Old entries carry ctime dates without a zone: they are the server's local time.
@@ -340,120 +338,56 @@ _SEPARATORS = re.compile(r"[-:._]")
 MAX_RUN_PARTS = 8
 
 
-class DeviceTokenizer(Tokenizer):
-    """Words, keeping device names whole and in parts.
+def device_positions(text: str) -> list[tuple[str, int]]:
+    """Words, keeping device names whole and in parts, lower-cased, with their positions.
 
     ``SARBD01-MBND100:ENERGY-OP`` is indexed as the whole name, every run of two or
     more of its parts (``SARBD01-MBND100``, ``MBND100:ENERGY-OP``...) and each part
-    (``SARBD01``, ``MBND100``, ``ENERGY``, ``OP``), split on ``- : . _``. A query
-    (``mode="query"``) yields the name whole, so a device name or any run of its parts
-    is one exact term. Parts take consecutive positions; the whole and the runs take
-    the position of their first part.
+    (``SARBD01``, ``MBND100``, ``ENERGY``, ``OP``), split on ``- : . _``. Parts take
+    consecutive positions; the whole and the runs take the position of their first part.
+    No stemming.
     """
-
-    def __call__(  # type: ignore[override]
-        self,
-        value: str,
-        positions: bool = False,
-        chars: bool = False,
-        keeporiginal: bool = False,
-        removestops: bool = True,
-        start_pos: int = 0,
-        start_char: int = 0,
-        tokenize: bool = True,
-        mode: str = "",
-        **kwargs: Any,
-    ) -> Any:
-        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
-        if not tokenize:
-            t.original = t.text = value
-            t.boost = 1.0
-            if positions:
-                t.pos = start_pos
-            if chars:
-                t.startchar, t.endchar = start_char, start_char + len(value)
-            yield t
-            return
-        split = mode != "query"
-        pos = start_pos
-        for match in _DEVICE_TOKEN.finditer(value):
-            word = match.group()
-            parts = (
-                [(p.start(), p.end()) for p in _DEVICE_PART.finditer(word)]
-                if split and _SEPARATORS.search(word)
-                else []
-            )
-            spans = [(0, len(word))]
-            if len(parts) > 1:
-                if len(parts) <= MAX_RUN_PARTS:
-                    spans += [
-                        (parts[i][0], parts[j][1])
-                        for i in range(len(parts))
-                        for j in range(i + 1, len(parts))
-                        if (i, j) != (0, len(parts) - 1)
-                    ]
-                spans += parts
-            else:
-                parts = [(0, len(word))]
-            first = {start: n for n, (start, _) in enumerate(parts)}
-            for start, end in spans:
-                t.text = word[start:end]
-                t.boost = 1.0
-                t.stopped = False
-                if keeporiginal:
-                    t.original = t.text
-                if positions:
-                    t.pos = pos + first[start]
-                if chars:
-                    t.startchar = start_char + match.start() + start
-                    t.endchar = start_char + match.start() + end
-                yield t
-            pos += len(parts)
+    found: list[tuple[str, int]] = []
+    pos = 0
+    for match in _DEVICE_TOKEN.finditer(text):
+        word = match.group()
+        parts = (
+            [(p.start(), p.end()) for p in _DEVICE_PART.finditer(word)]
+            if _SEPARATORS.search(word)
+            else []
+        )
+        spans = [(0, len(word))]
+        if len(parts) > 1:
+            if len(parts) <= MAX_RUN_PARTS:
+                spans += [
+                    (parts[i][0], parts[j][1])
+                    for i in range(len(parts))
+                    for j in range(i + 1, len(parts))
+                    if (i, j) != (0, len(parts) - 1)
+                ]
+            spans += parts
+        else:
+            parts = [(0, len(word))]
+        first = {start: n for n, (start, _) in enumerate(parts)}
+        found += [(word[start:end].lower(), pos + first[start]) for start, end in spans]
+        pos += len(parts)
+    return found
 
 
-def elog_analyzer() -> Any:
-    """Words and device names (whole and in parts), lower-cased; no stemming."""
-    return DeviceTokenizer() | LowercaseFilter()
+def device_tokens(text: str) -> list[str]:
+    """The terms of :func:`device_positions`, without their positions."""
+    return [term for term, _ in device_positions(text)]
 
 
-class ChoiceTokenizer(Tokenizer):
-    """Each choice of an attribute value (``a | b`` holds two) as one trimmed token."""
-
-    def __call__(  # type: ignore[override]
-        self,
-        value: str,
-        positions: bool = False,
-        chars: bool = False,
-        keeporiginal: bool = False,
-        removestops: bool = True,
-        start_pos: int = 0,
-        start_char: int = 0,
-        tokenize: bool = True,
-        mode: str = "",
-        **kwargs: Any,
-    ) -> Any:
-        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
-        offset = 0
-        choices = value.split("|") if tokenize else [value]
-        for n, choice in enumerate(choices):
-            text = choice.strip()
-            if text:
-                t.text = text
-                t.boost = 1.0
-                t.stopped = False
-                if keeporiginal:
-                    t.original = text
-                if positions:
-                    t.pos = start_pos + n
-                if chars:
-                    t.startchar = start_char + offset + choice.index(text)
-                    t.endchar = t.startchar + len(text)
-                yield t
-            offset += len(choice) + 1
+def device_query_tokens(text: str) -> list[str]:
+    """A query's words, lower-cased, device names whole: a device name or any run of its
+    parts is then one exact term."""
+    return [word.lower() for word in _DEVICE_TOKEN.findall(text)]
 
 
-def choice_analyzer() -> Any:
-    return ChoiceTokenizer() | LowercaseFilter()
+def choices(text: str) -> list[str]:
+    """Each choice of an attribute value (``a | b`` holds two), trimmed and lower-cased."""
+    return [choice.strip().lower() for choice in text.split("|") if choice.strip()]
 
 
 # --------------------------------------------------------------------------- the source
@@ -469,27 +403,28 @@ class ElogSource:
     schema_version: ClassVar[int] = 1
     scored: ClassVar[bool] = True  # BM25F over title, body and attributes
 
-    def schema(self) -> Schema:
-        return Schema(
-            elog_id=NUMERIC(int, stored=True, sortable=True),
+    def fields(self) -> tuple[Field, ...]:
+        return (
+            Number("elog_id", stored=True, sortable=True),
             # Epoch seconds, and the day (YYYYMMDD) in the entry's own offset.
-            timestamp=NUMERIC(int, bits=64, stored=True, sortable=True),
-            day=NUMERIC(int, stored=True, sortable=True),
-            date=STORED(),  # ISO 8601 with the entry's offset
-            title=TEXT(analyzer=elog_analyzer(), stored=True),
-            body=TEXT(analyzer=elog_analyzer(), stored=True),  # the visible text
-            attributes=TEXT(analyzer=elog_analyzer(), phrase=False),
-            attrs=STORED(),  # {name: value}, every attribute in file order
-            author=ID(stored=True, analyzer=choice_analyzer()),
-            category=ID(stored=True, analyzer=choice_analyzer()),
-            system=ID(stored=True, analyzer=choice_analyzer()),
-            domain=ID(stored=True, analyzer=choice_analyzer()),
-            section=ID(stored=True, analyzer=choice_analyzer()),
-            reply_to=STORED(),
-            in_reply_to=NUMERIC(int, stored=True),  # absent on a thread's root
-            encoding=STORED(),
-            raw_body=STORED(),
-            attachments=STORED(),
+            Number("timestamp", bits=64, stored=True, sortable=True),
+            Number("day", stored=True, sortable=True),
+            Stored("date"),  # ISO 8601 with the entry's offset
+            Text("title", device_tokens, "positions", stored=True, positions=device_positions),
+            # The visible text.
+            Text("body", device_tokens, "positions", stored=True, positions=device_positions),
+            Text("attributes", device_tokens),
+            Stored("attrs"),  # {name: value}, every attribute in file order
+            Keyword("author", stored=True, tokens=choices),
+            Keyword("category", stored=True, tokens=choices),
+            Keyword("system", stored=True, tokens=choices),
+            Keyword("domain", stored=True, tokens=choices),
+            Keyword("section", stored=True, tokens=choices),
+            Stored("reply_to"),
+            Number("in_reply_to", stored=True),  # absent on a thread's root
+            Stored("encoding"),
+            Stored("raw_body"),
+            Stored("attachments"),
         )
 
     def wants_dir(self, parts: tuple[str, ...]) -> bool:

@@ -3,28 +3,11 @@
 from __future__ import annotations
 
 import re
-from array import array
-from collections import Counter, defaultdict
 from datetime import date
-from itertools import pairwise
-from typing import Any, ClassVar
-from zlib import crc32
+from typing import ClassVar
 
-from whoosh.columns import VarBytesColumn
-from whoosh.fields import COLUMN, ID, NUMERIC, STORED, TEXT, Schema
-from whoosh.formats import Frequency
-from whoosh.system import pack_uint, unpack_uint
-from whoosh.util.numlists import GrowableArray
-
-from indexer.codec import little_endian
-from indexer.sources.base import (
-    CJK_CHARS,
-    FileData,
-    LowerFirstTokenizer,
-    Parsed,
-    is_hidden,
-    lower_first_terms,
-)
+from indexer.engine.fields import BytesColumn, Field, Keyword, Number, Stored, Text
+from indexer.sources.base import CJK_CHARS, FileData, Parsed, is_hidden
 
 # The content is indexed as tokens of its lower-cased text: runs of word characters,
 # single CJK characters and runs of other characters that are not white space. Every
@@ -34,6 +17,7 @@ from indexer.sources.base import (
 # tokens follow which) find the few reports a query can be in, the text counts it
 # exactly.
 TOKEN_PATTERN = rf"[{CJK_CHARS}]|[^\W{CJK_CHARS}]+|[^\w\s]+"
+_TOKEN = re.compile(TOKEN_PATTERN)
 
 # A YYYYMMDD must start its digit run; the dashed and underscored forms need their
 # separators. Scanned left to right; the first that is a real calendar date wins.
@@ -58,60 +42,9 @@ def date_from_name(name: str) -> date | None:
     return None
 
 
-def tokens_analyzer() -> LowerFirstTokenizer:
+def tokens(text: str) -> list[str]:
     """The tokens of the lower-cased text (see TOKEN_PATTERN)."""
-    return LowerFirstTokenizer(TOKEN_PATTERN)
-
-
-def token_hash(token: str) -> bytes:
-    """A token as NextTokens records it: CRC-32 of its UTF-8, 4 bytes little-endian."""
-    return crc32(token.encode("utf-8")).to_bytes(4, "little")
-
-
-class NextTokens(Frequency):
-    """Whoosh's Frequency format, and what follows each term.
-
-    A posting's value is the term's frequency in the document (4 bytes, as Frequency
-    stores it), then the distinct tokens that follow the term there: each token's
-    token_hash, in order of the hashes. Whether the second token of a query ever follows
-    its first in a report is then one ``bytes`` search in the first's posting for that
-    report, where lining up positions took a set per report. (A hash may also be found
-    astride two others: the text decides.)
-    """
-
-    posting_size = -1  # values of varying length
-
-    def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Any:
-        tokens = lower_first_terms(value, analyzer)
-        if tokens is None:
-            tokens = [t.text for t in analyzer(value, mode="index", **kwargs)]
-        fb = self.field_boost
-        counts = Counter(tokens)
-        hashes = {t: crc32(t.encode("utf-8")) for t in counts}
-        follows: dict[str, set[int]] = defaultdict(set)
-        for a, b in set(pairwise(tokens)):
-            follows[a].add(hashes[b])
-        for w, n in counts.items():
-            after = little_endian(array("I", sorted(follows.get(w, ()))))
-            yield (w, n, n * fb, pack_uint(n) + after.tobytes())
-
-    def decode_frequency(self, valuestring: bytes) -> int:
-        return unpack_uint(valuestring[:4])[0]
-
-    def decode_weight(self, valuestring: bytes) -> float:
-        return self.decode_frequency(valuestring) * self.field_boost
-
-    def combine(self, vs: list[bytes]) -> bytes:
-        raise NotImplementedError("NextTokens values cannot be combined")
-
-
-class TextColumn(VarBytesColumn):
-    """Whoosh's column of byte strings, without its 4 GB limit on a segment's values."""
-
-    def writer(self, dbfile: Any) -> Any:
-        writer = self.Writer(dbfile, self.allow_offsets, self.write_offsets_cutoff)
-        writer._offsets = GrowableArray(allow_longs=True)
-        return writer
+    return _TOKEN.findall(text.lower())
 
 
 class ReportsSource:
@@ -120,27 +53,25 @@ class ReportsSource:
     # 3: tokens with positions, and the lower-cased text in a column.
     # 4: tokens with what follows each (NextTokens) in place of positions; keys in a column.
     # 5: days as date ordinals, 0 undated (-1 was undated and 1969-12-31 both); postings
-    #    blocks of few objects (indexer/codec.py).
+    #    blocks of few objects (indexer/engine/whoosh/codec.py).
     schema_version: ClassVar[int] = 5
     scored: ClassVar[bool] = False  # ranked by occurrences, then date
 
-    def schema(self) -> Schema:
-        content = TEXT(analyzer=tokens_analyzer(), phrase=False)
-        content.format = NextTokens(field_boost=content.format.field_boost)
-        return Schema(
-            command=ID(stored=True),
-            report_name=STORED(),
+    def fields(self) -> tuple[Field, ...]:
+        return (
+            Keyword("command", stored=True),
+            Stored("report_name"),
             # The date's ordinal (date.toordinal(), 1 for 0001-01-01), or 0 for an
             # undated report (sorts last).
-            day=NUMERIC(int, stored=True, sortable=True, signed=True),
+            Number("day", stored=True, sortable=True),
             # Tokens (with the tokens that follow each): finds any query, and counts one
             # inside a token.
-            content=content,
+            Text("content", tokens, postings="next_tokens"),
             # The lower-cased text, UTF-8: counts any query in the reports found.
-            text=COLUMN(TextColumn()),
+            BytesColumn("text"),
             # The key (command/report_name), UTF-8: orders reports tied on count and
             # date, and names the best, without reading stored fields.
-            sort_key=COLUMN(TextColumn()),
+            BytesColumn("sort_key"),
         )
 
     def wants_dir(self, parts: tuple[str, ...]) -> bool:

@@ -155,7 +155,7 @@ class WhooshSegment:
         return values
 
     def stored(self, doc: int) -> Mapping[str, Any]:
-        return self.reader.stored_fields(doc)  # type: ignore[no-any-return]
+        return self.reader.stored_fields(doc)
 
     def live_stored(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
         for doc in self.reader.all_doc_ids():
@@ -165,7 +165,7 @@ class WhooshSegment:
 def _spread(weights: Any) -> Iterable[float]:
     if weights is None or isinstance(weights, float):
         return repeat(weights or 1.0)
-    return weights  # type: ignore[no-any-return]
+    return weights
 
 
 def _all_ids(matcher: Any) -> Iterable[int]:
@@ -181,7 +181,7 @@ def _all_ids(matcher: Any) -> Iterable[int]:
     else:
         leaf = matcher
     if not isinstance(leaf, W3LeafMatcher):
-        return matcher.all_ids()  # type: ignore[no-any-return]
+        return matcher.all_ids()
     leaf.reset()
     ids: list[int] = []
     while True:
@@ -214,7 +214,7 @@ class _BytesColumn:
         inner = getattr(colfile, "file", None)
         if isinstance(inner, SubFile) and hasattr(inner._file, "fileno"):
             self._fd, self._base = inner._file.fileno(), inner._offset + start
-        elif hasattr(inner, "fileno"):
+        elif inner is not None and hasattr(inner, "fileno"):
             self._fd, self._base = inner.fileno(), start
         self._column = colfile, start
 
@@ -223,7 +223,7 @@ class _BytesColumn:
         if self._fd >= 0:
             return os.pread(self._fd, length, self._base + self.offsets[doc])
         colfile, start = self._column
-        return colfile.get(start + self.offsets[doc], length)  # type: ignore[no-any-return]
+        return colfile.get(start + self.offsets[doc], length)
 
 
 # ---- ranked queries
@@ -254,7 +254,7 @@ class WhooshSnapshot:
 
     @property
     def generation(self) -> int:
-        return self.searcher.reader().generation()  # type: ignore[no-any-return]
+        return self.searcher.reader().generation()
 
     @property
     def stamp(self) -> tuple[tuple[str, int], ...]:
@@ -276,7 +276,7 @@ class WhooshSnapshot:
         return self._segments
 
     def stored(self, doc: int) -> Mapping[str, Any]:
-        return self.searcher.stored_fields(doc)  # type: ignore[no-any-return]
+        return self.searcher.stored_fields(doc)
 
     def top(self, query: Ranked, limit: int, allowed: set[int] | None = None) -> list[Scored]:
         hits = self.searcher.search(whoosh_query(query), limit=limit, filter=allowed)

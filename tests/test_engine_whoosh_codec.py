@@ -3,6 +3,7 @@ Whoosh as its own."""
 
 from __future__ import annotations
 
+import pickle
 import random
 import zlib
 from array import array
@@ -11,12 +12,12 @@ from pathlib import Path
 from pickle import Unpickler, dumps, loads
 
 import pytest
-from whoosh import index as whoosh_index
-from whoosh.codec.whoosh3 import W3Codec
-from whoosh.fields import ID, TEXT, Schema
-from whoosh.query import Phrase, Term
+from whoosh import index as whoosh_index  # noqa: TID251 (an engine test)
+from whoosh.codec.whoosh3 import W3Codec  # noqa: TID251
+from whoosh.fields import ID, TEXT, Schema  # noqa: TID251
+from whoosh.query import Phrase, Term  # noqa: TID251
 
-from indexer.codec import BLOCK_PROTOCOL, PackedValues, TroveCodec
+from indexer.engine.whoosh.codec import BLOCK_PROTOCOL, PackedValues, TroveCodec
 
 WORDS = ["proxy", "timeout", "decode", "join", "meeting", "pac", "winhttp", "retry"]
 
@@ -120,3 +121,11 @@ def test_packed_values_behave_as_a_sequence_of_bytes() -> None:
             packed[i]
     empty = PackedValues.of([])
     assert len(empty) == 0 and list(empty) == [] and loads(dumps(empty)) == empty
+
+
+def test_indexes_written_before_the_codec_moved_still_unpickle_it() -> None:
+    """Their tables of contents and blocks name indexer.codec's classes."""
+    for cls in (TroveCodec, PackedValues):
+        old = pickle.dumps(cls, 2).replace(cls.__module__.encode() + b"\n", b"indexer.codec\n")
+        assert b"indexer.codec\n" in old
+        assert pickle.loads(old) is cls

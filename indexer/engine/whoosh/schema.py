@@ -1,0 +1,59 @@
+"""trove's fields (indexer/engine/fields.py) as a Whoosh schema, with the bookkeeping the
+store's writer keeps in every index.
+
+Besides the source's documents (``kind`` "doc", keyed by the source's ``key``, tagged
+with the ``file`` they came from and the hash of their fields, ``dhash``), an index holds
+one file record per file (``kind`` "file", keyed by FILE_KEY_PREFIX and the file's path)
+with the ``fstate`` reconcile compares with the disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from whoosh.fields import BOOLEAN, COLUMN, ID, NUMERIC, STORED, TEXT, FieldType, Schema
+
+from indexer.engine.fields import Boolean, BytesColumn, Field, Keyword, Number, Stored, Text
+from indexer.engine.whoosh.formats import FastFrequency, NextTokens, TextColumn, TokensAnalyzer
+
+KIND_DOC = "doc"
+KIND_FILE = "file"
+FILE_KEY_PREFIX = "//file/"  # no relative path starts with "//"
+
+
+def whoosh_field(field: Field) -> FieldType:
+    """The Whoosh field type of a field."""
+    match field:
+        case Keyword(tokens=None):
+            return ID(stored=field.stored)
+        case Keyword(tokens=tokens) if tokens is not None:
+            return ID(stored=field.stored, analyzer=TokensAnalyzer(tokens))
+        case Text(postings="positions"):
+            return TEXT(analyzer=TokensAnalyzer(field.tokens, field.positions), stored=field.stored)
+        case Text():
+            text = TEXT(analyzer=TokensAnalyzer(field.tokens), phrase=False, stored=field.stored)
+            fmt = NextTokens if field.postings == "next_tokens" else FastFrequency
+            text.format = fmt(field_boost=text.format.field_boost)
+            return text
+        case Number():
+            return NUMERIC(int, bits=field.bits, stored=field.stored, sortable=field.sortable)
+        case Boolean():
+            return BOOLEAN(stored=field.stored)
+        case BytesColumn():
+            return COLUMN(TextColumn())
+        case Stored():
+            return STORED()
+    raise TypeError(f"not a field: {field!r}")
+
+
+def whoosh_schema(fields: Iterable[Field]) -> Schema:
+    """The schema of a collection's index: its fields and the store's bookkeeping."""
+    schema = Schema()
+    for field in fields:
+        schema.add(field.name, whoosh_field(field))
+    schema.add("key", ID(stored=True, unique=True))
+    schema.add("kind", ID(stored=True))
+    schema.add("file", ID(stored=True))
+    schema.add("dhash", STORED())
+    schema.add("fstate", STORED())
+    return schema

@@ -1,0 +1,170 @@
+"""The Whoosh engine's write side: a collection's index as its single writer uses it
+(indexer.engine.writing.Index), and the engine object the store opens indexes with."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Collection, Iterable
+from pathlib import Path
+from typing import Any
+
+from whoosh import writing
+from whoosh.index import Index
+from whoosh.query import Term
+from whoosh.reading import SegmentReader
+
+from indexer.engine.fields import Field
+from indexer.engine.whoosh.codec import TroveCodec
+from indexer.engine.whoosh.reading import WhooshReader
+from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, KIND_DOC, KIND_FILE
+from indexer.engine.whoosh.storage import create_index, open_index
+from indexer.engine.writing import Bookkeeping, FileState, Plan, SegmentStats
+from indexer.engine.writing import Index as EngineIndex
+
+# A commit calls check_cancel every this many documents added.
+CANCEL_EVERY = 500
+
+
+def _drop_dead_segments(writer: Any, segments: list[Any]) -> list[Any]:
+    """A Whoosh merge function (``commit(mergetype=...)``): keep the segments that still
+    hold a live document, merge nothing. Whoosh's default would merge the five smallest
+    segments by ``add_reader``, which looks up every term through the segment's hash table
+    (50-200 ms per 4 KB report, about ten times the cost of indexing it again), and it never
+    drops a segment whose documents are all deleted (a deleted folder's), though every
+    query still pays a lookup in it. The store compacts instead, by indexing the files of
+    small segments again."""
+    return [s for s in segments if s.doc_count() > 0]
+
+
+class WhooshIndex:
+    """A collection's Whoosh index as of one commit, opened by its writer."""
+
+    def __init__(self, index: Index, scored: bool) -> None:
+        self.native = index
+        self.scored = scored
+
+    def refresh(self) -> WhooshIndex:
+        return WhooshIndex(self.native.refresh(), self.scored)
+
+    def bookkeeping(self) -> Bookkeeping:
+        files: dict[str, FileState] = {}
+        docs: dict[str, dict[str, str]] = {}
+        with self.native.reader() as reader:
+            for fields in reader.all_stored_fields():
+                if fields.get("kind") == KIND_FILE:
+                    files[fields["file"]] = FileState(*fields["fstate"])
+                else:
+                    docs.setdefault(fields["file"], {})[fields["key"]] = fields.get("dhash", "")
+        return files, docs
+
+    def bookkeeping_of(self, files: Iterable[str]) -> Bookkeeping:
+        records: dict[str, FileState] = {}
+        docs: dict[str, dict[str, str]] = {}
+        with self.native.searcher() as searcher:
+            for rel in files:
+                for fields in searcher.documents(file=rel):
+                    if fields.get("kind") == KIND_FILE:
+                        records[rel] = FileState(*fields["fstate"])
+                    else:
+                        docs.setdefault(rel, {})[fields["key"]] = fields.get("dhash", "")
+        return records, docs
+
+    def files_under(self, folders: Iterable[str]) -> set[str]:
+        below: set[str] = set()
+        with self.native.reader() as reader:
+            for folder in folders:
+                prefix = f"{folder}/" if folder else ""
+                below.update(reader.expand_prefix("file", prefix))
+        return {t.decode() if isinstance(t, bytes) else t for t in below}
+
+    def doc_count(self) -> int:
+        with self.native.searcher() as searcher:
+            # Not doc_frequency: it still counts deleted documents until a merge.
+            return sum(1 for _ in searcher.docs_for_query(Term("kind", KIND_DOC)))
+
+    def segments(self) -> list[SegmentStats]:
+        return [
+            SegmentStats(s.segment_id(), s.doc_count(), s.deleted_count())
+            for s in self.native._segments()
+        ]
+
+    def files_in(self, segments: Collection[str]) -> set[str]:
+        files: set[str] = set()
+        index = self.native
+        for segment in index._segments():
+            if segment.segment_id() in segments:
+                with SegmentReader(index.storage, index.schema, segment) as reader:
+                    files.update(fields["file"] for fields in reader.all_stored_fields())
+        return files
+
+    def commit(
+        self, plan: Plan, *, clear: bool, parallel: bool, check_cancel: Callable[[], None]
+    ) -> None:
+        cpus = os.cpu_count() or 1
+        codec = TroveCodec()
+        # Whoosh hands every posting its document's field length, looked up one by one
+        # (17% of a build); only BM25 uses them (and then only as a bound for skipping).
+        codec.length_stats = self.scored
+        if parallel and cpus > 1:
+            # Each worker sorts its postings in memory up to limitmb (Whoosh's estimate; RSS
+            # is ~1.6x that) before spilling pickled runs to disk, and spilling costs ~40% of
+            # build time. 2 GB shared by the workers keeps 10k 4 KB reports in memory; it
+            # lives in the forked workers only and is freed when they exit.
+            procs = min(4, cpus)
+            writer = self.native.writer(
+                procs=procs, limitmb=2048 // procs, multisegment=True, codec=codec
+            )
+        else:
+            # This runs in long-lived processes (the daemon): keep the pool small.
+            writer = self.native.writer(limitmb=128, codec=codec)
+        try:
+            # File records to replace: only files that have one now.
+            old_records = plan.file_records.keys() & plan.indexed_files
+            if not clear and (plan.delete_keys or old_records):
+                # One reader for every delete: without it Whoosh opens a reader over all
+                # segments per term (~1 ms a segment), 26 ms a delete at 24 segments.
+                with writer.searcher() as searcher:
+                    for key in plan.delete_keys:
+                        writer.delete_by_term("key", key, searcher=searcher)
+                    for rel in old_records:
+                        writer.delete_by_term("key", FILE_KEY_PREFIX + rel, searcher=searcher)
+            for n, doc in enumerate(plan.add_docs, 1):
+                if n % CANCEL_EVERY == 0:
+                    check_cancel()
+                writer.add_document(**doc.fields, dhash=doc.dhash, kind=KIND_DOC, file=doc.file)
+            for rel, state in plan.file_records.items():
+                if state is not None:
+                    writer.add_document(
+                        key=FILE_KEY_PREFIX + rel,
+                        kind=KIND_FILE,
+                        file=rel,
+                        fstate=(state.mtime_ns, state.size, state.hash, state.skipped),
+                    )
+            if clear:
+                writer.commit(mergetype=writing.CLEAR)
+            else:
+                writer.commit(mergetype=_drop_dead_segments)
+        except BaseException:
+            writer.cancel()
+            raise
+
+
+class WhooshEngine:
+    """Whoosh 2.7.4 (the embedded default)."""
+
+    name = "whoosh"
+
+    def open(self, path: Path, fields: Collection[Field], scored: bool) -> WhooshIndex:
+        return WhooshIndex(open_index(path, fields), scored)
+
+    def reader(
+        self, open_index: Callable[[], EngineIndex | None], current: Callable[[], bool]
+    ) -> WhooshReader:
+        def native() -> Any:
+            index = open_index()
+            return None if index is None else index.native
+
+        return WhooshReader(native, current)
+
+    def create(self, path: Path, fields: Collection[Field], scored: bool) -> WhooshIndex:
+        return WhooshIndex(create_index(path, fields), scored)

@@ -1,0 +1,73 @@
+"""The Whoosh engine's analyzer and postings formats: the postings Whoosh itself makes."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from whoosh.analysis import LowercaseFilter, RegexTokenizer  # noqa: TID251 (an engine test)
+from whoosh.formats import Frequency, Positions  # noqa: TID251
+
+from indexer.engine.postings import token_hash
+from indexer.engine.whoosh.formats import FastFrequency, NextTokens, TokensAnalyzer
+from indexer.sources import base, reports
+
+
+def _random_texts(seed: int, n: int) -> list[str]:
+    rng = random.Random(seed)
+    pieces = [
+        "proxy", "Timeout", "WinHTTP", "407", "日志", "分析", "İstanbul", "ΟΔΟΣ", "ß", "ﬁle",
+        "->", "...", " ", "\n", "\t", "_", "x86_64", "µm", "naïve", "", "Ǆ", "ς", "😀",
+    ]  # fmt: skip
+    return ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_fast_formats_make_exactly_whooshs_postings(seed: int) -> None:
+    frequency, fast_frequency = Frequency(field_boost=1.5), FastFrequency(field_boost=1.5)
+    for text in _random_texts(seed, 300):
+        # The tokenizers of the lower-cased text, and Whoosh's own tokenizer of it.
+        for tokens, pattern in (
+            (base.lower_words, base.TOKEN_PATTERN),
+            (reports.tokens, reports.TOKEN_PATTERN),
+        ):
+            assert sorted(fast_frequency.word_values(text, TokensAnalyzer(tokens))) == sorted(
+                frequency.word_values(text.lower(), RegexTokenizer(pattern))
+            ), text
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_positions_are_those_of_whooshs_own_analyzer(seed: int) -> None:
+    positions = Positions(field_boost=1.5)
+    whooshs = RegexTokenizer(base.TOKEN_PATTERN) | LowercaseFilter()
+    for text in _random_texts(seed, 300):
+        assert sorted(positions.word_values(text, TokensAnalyzer(base.words))) == sorted(
+            positions.word_values(text, whooshs)
+        ), text
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_next_tokens_postings_hold_the_frequency_and_every_token_that_follows(seed: int) -> None:
+    fmt = NextTokens(field_boost=1.5)
+    analyzer = TokensAnalyzer(reports.tokens)
+    for text in _random_texts(seed, 300):
+        tokens = re.findall(reports.TOKEN_PATTERN, text.lower())
+        values = list(fmt.word_values(text, analyzer))
+        # Frequencies and weights as Whoosh's Frequency format has them.
+        assert sorted((w, n, weight) for w, n, weight, _ in values) == sorted(
+            (w, n, weight)
+            for w, n, weight, _ in Frequency(field_boost=1.5).word_values(
+                text.lower(), RegexTokenizer(reports.TOKEN_PATTERN)
+            )
+        ), text
+        for term, n, _, value in values:
+            assert fmt.decode_frequency(value) == n
+            assert fmt.decode_weight(value) == n * 1.5
+            after = {tokens[i + 1] for i in range(len(tokens) - 1) if tokens[i] == term}
+            hashes = [value[i : i + 4] for i in range(4, len(value), 4)]
+            assert hashes == sorted(set(hashes), key=lambda h: int.from_bytes(h, "little"))
+            assert set(hashes) == {token_hash(t) for t in after}, (text, term)
+        # Any other analyzer takes Whoosh's road through its tokens, to the same values.
+        other = RegexTokenizer(reports.TOKEN_PATTERN)
+        assert sorted(fmt.word_values(text.lower(), other)) == sorted(values), text
