@@ -74,7 +74,9 @@ class DaemonRunningError(StoreError):
 class _Batcher(EventDebouncer):
     """watchdog's debouncer, flushing after ``quiet`` s of silence or ``max_delay`` s at most."""
 
-    def __init__(self, quiet: float, max_delay: float, callback: Callable[[list[Any]], None]) -> None:
+    def __init__(
+        self, quiet: float, max_delay: float, callback: Callable[[list[Any]], None]
+    ) -> None:
         super().__init__(quiet, callback)
         self.name = "trove-batcher"
         self.max_delay = max_delay
@@ -175,9 +177,13 @@ class Daemon:
         return self._ready.wait(timeout)
 
     def _on_thread_exception(self, args: threading.ExceptHookArgs) -> None:
-        if isinstance(args.thread, BaseThread) and type(args.thread).__module__.startswith("watchdog"):
+        thread = args.thread
+        if isinstance(thread, BaseThread) and type(thread).__module__.startswith("watchdog"):
             log.error(
-                "watchdog thread %s died: %s: %s", args.thread.name, args.exc_type.__name__, args.exc_value
+                "watchdog thread %s died: %s: %s",
+                thread.name,
+                args.exc_type.__name__,
+                args.exc_value,
             )
             self._watcher_crashed.set()
             return
@@ -322,7 +328,9 @@ class Daemon:
         self._check_roots()
 
     def _observer_kind(self) -> str:
-        kinds = {"polling" if isinstance(w, _PollingWatch) else "inotify" for w in self._watches.values()}
+        kinds = {
+            "polling" if isinstance(w, _PollingWatch) else "inotify" for w in self._watches.values()
+        }
         return "+".join(sorted(kinds)) or "none"
 
     def _schedule(self, name: str, root: Path) -> None:
@@ -330,6 +338,7 @@ class Daemon:
         if self._use_polling:
             self._watches[name] = self._poll(root)
             return
+        watch: ObservedWatch | _PollingWatch
         try:
             watch = self._observer.schedule(
                 self._handler, str(root), recursive=True, event_filter=INOTIFY_EVENTS

@@ -24,9 +24,7 @@ def reindex(
     names = list(dict.fromkeys(collections)) if collections else list(SOURCES)
     unknown = [n for n in names if n not in SOURCES]
     if unknown:
-        raise ValueError(
-            f"unknown collection {', '.join(unknown)}; known: {', '.join(SOURCES)}"
-        )
+        raise ValueError(f"unknown collection {', '.join(unknown)}; known: {', '.join(SOURCES)}")
     summaries = []
     for name in names:
         syncer = Syncer(settings, get_source(name))

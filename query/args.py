@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal, overload
 
 from query.errors import ErrorCode, TroveError
 
@@ -14,26 +15,50 @@ _NAME = re.compile(r"[^/\\\x00-\x1f\x7f]+")
 _NOT_PORTABLE = re.compile(r'[<>:"|?*]|^\s|\s$')
 
 
-def check_query(query: str | None, field: str = "query") -> str:
-    """The query, stripped; INVALID_QUERY if it is empty, whitespace or too long."""
-    if query is None or not isinstance(query, str) or not query.strip():
-        raise TroveError("INVALID_QUERY", f"{field} is empty; give one or more words to search for")
-    if len(query) > MAX_QUERY_CHARS:
+@overload
+def check_query(
+    query: object, field: str = ..., *, optional: Literal[False] = ..., hint: str = ...
+) -> str: ...
+@overload
+def check_query(
+    query: object, field: str = ..., *, optional: Literal[True], hint: str = ...
+) -> str | None: ...
+def check_query(
+    query: object,
+    field: str = "query",
+    *,
+    optional: bool = False,
+    hint: str = "give one or more words to search for",
+) -> str | None:
+    """The query, stripped; INVALID_QUERY if it is not text, too long or holds a NUL, and
+    if it is empty or blank, unless ``optional`` (then None)."""
+    if query is None and optional:
+        return None
+    if query is not None and not isinstance(query, str):
+        raise TroveError("INVALID_QUERY", f"{field} must be text, got {type(query).__name__}")
+    text = (query or "").strip()
+    if not text:
+        if optional:
+            return None
+        raise TroveError("INVALID_QUERY", f"{field} is empty; {hint}")
+    if len(text) > MAX_QUERY_CHARS:
         raise TroveError(
             "INVALID_QUERY",
-            f"{field} is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}",
+            f"{field} is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}: shorten it",
         )
-    if "\x00" in query:
+    if "\x00" in text:
         raise TroveError("INVALID_QUERY", f"{field} holds a NUL character")
-    return query.strip()
+    return text
 
 
-def check_range(value: int, name: str, low: int, high: int) -> int:
-    """An integer argument within [low, high]; INVALID_ARGUMENT otherwise."""
+def check_range(value: object, name: str, low: int, high: int | None) -> int:
+    """An integer argument within [low, high] (no upper bound if ``high`` is None);
+    INVALID_ARGUMENT otherwise."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TroveError("INVALID_ARGUMENT", f"{name} must be a whole number, got {value!r}")
-    if not low <= value <= high:
-        raise TroveError("INVALID_ARGUMENT", f"{name} must be between {low} and {high}, got {value}")
+    if value < low or (high is not None and value > high):
+        allowed = f"between {low} and {high}" if high is not None else f"{low} or more"
+        raise TroveError("INVALID_ARGUMENT", f"{name} must be {allowed}, got {value}")
     return value
 
 
@@ -50,7 +75,7 @@ def check_name(value: str | None, what: str, code: ErrorCode, command: bool = Fa
         or (command and _NOT_PORTABLE.search(value))
     ):
         rules = "'/', '\\', '..', control characters" + (
-            ", any of < > : \" | ? * or spaces at either end" if command else ""
+            ', any of < > : " | ? * or spaces at either end' if command else ""
         )
         raise TroveError(
             code,

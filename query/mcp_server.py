@@ -194,20 +194,19 @@ async def run_query(call: Callable[..., T], *args: Any) -> T:
         ) from exc
 
 
+# Used as `Annotated[str, _query(...)]`: a call may stand in Annotated's metadata, where a
+# type checker allows it, but not as a whole annotation.
 def _query(description: str, examples: list[str]) -> Any:
-    return Annotated[
-        str,
-        Field(
-            description=description,
-            min_length=1,
-            max_length=MAX_QUERY_CHARS,
-            examples=examples,
-        ),
-    ]
+    return Field(
+        description=description,
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        examples=examples,
+    )
 
 
 def _count(description: str, high: int) -> Any:
-    return Annotated[int, Field(ge=1, le=high, description=description)]
+    return Field(ge=1, le=high, description=description)
 
 
 def _choices(attribute: str, values: list[str], examples: str) -> str:
@@ -247,11 +246,14 @@ def build_server(settings: Settings) -> TroveServer:
     # ------------------------------------------------------------------ reports
 
     async def search_reports(
-        query: _query(
-            "Search query - keywords to find in report content (case-insensitive). Reports "
-            "holding the whole query rank first; if none does, reports holding all its words.",
-            ["decode timeout", "proxy configuration", "McKinsey"],
-        ),
+        query: Annotated[
+            str,
+            _query(
+                "Search query - keywords to find in report content (case-insensitive). Reports "
+                "holding the whole query rank first; if none does, reports holding all its words.",
+                ["decode timeout", "proxy configuration", "McKinsey"],
+            ),
+        ],
         command_filter: Annotated[
             str | None,
             Field(
@@ -260,7 +262,7 @@ def build_server(settings: Settings) -> TroveServer:
                 examples=["analyze_zoom_speech_sdk_log", "proxy-slow-meeting-analysis-command"],
             ),
         ] = None,
-        max_results: _count("Maximum number of results to return", 100) = 10,
+        max_results: Annotated[int, _count("Maximum number of results to return", 100)] = 10,
     ) -> reports.SearchReportsResult:
         """Search the analysis reports (markdown files kept in one folder per command that
         produced them) for a word or phrase, case-insensitively. Results rank by how often a
@@ -278,7 +280,9 @@ def build_server(settings: Settings) -> TroveServer:
                 examples=["analyze_zoom_speech_sdk_log"],
             ),
         ],
-        max_results: _count("Maximum number of reports to return (newest first)", 1000) = 50,
+        max_results: Annotated[
+            int, _count("Maximum number of reports to return (newest first)", 1000)
+        ] = 50,
     ) -> reports.CommandReports:
         """List the reports one command produced, newest first (by the date in the file
         name; undated reports last), with date, size, path and link. A command with no
@@ -304,11 +308,17 @@ def build_server(settings: Settings) -> TroveServer:
     # ------------------------------------------------------------------ commands
 
     async def search_commands(
-        query: _query(
-            "Search query - keywords or natural language description of what you're looking for",
-            ["speech SDK log analysis", "proxy configuration", "meeting join issue"],
-        ),
-        max_results: _count("Maximum number of results to return", commands.MAX_RESULTS) = 10,
+        query: Annotated[
+            str,
+            _query(
+                "Search query - keywords or natural language description of what you're "
+                "looking for",
+                ["speech SDK log analysis", "proxy configuration", "meeting join issue"],
+            ),
+        ],
+        max_results: Annotated[
+            int, _count("Maximum number of results to return", commands.MAX_RESULTS)
+        ] = 10,
     ) -> commands.CommandSearchResponse:
         """Find the command (a markdown playbook with YAML frontmatter) for a job, in three
         tiers: tier1 matches the command's file name, tier2 its title, description, tags
@@ -347,18 +357,21 @@ def build_server(settings: Settings) -> TroveServer:
     # ------------------------------------------------------------------ conversations
 
     async def search_workspace(
-        query: _query(
-            "Text to find in past conversations: a literal word or phrase, matched "
-            "case-insensitively within one line.",
-            ["authentication", "token expiry"],
-        ),
+        query: Annotated[
+            str,
+            _query(
+                "Text to find in past conversations: a literal word or phrase, matched "
+                "case-insensitively within one line.",
+                ["authentication", "token expiry"],
+            ),
+        ],
         date_range: Annotated[
             str | None,
             Field(description=DATE_RANGE_DESCRIPTION, examples=["2025-11", "2025-11-10"]),
         ] = None,
-        max_results: _count(
-            "Maximum number of matching lines to return", workspace.MAX_RESULTS
-        ) = 10,
+        max_results: Annotated[
+            int, _count("Maximum number of matching lines to return", workspace.MAX_RESULTS)
+        ] = 10,
     ) -> workspace.WorkspaceSearchResponse:
         """Search past conversations (conversations/{YYYY-MM or YYYY-MM-DD}/{NNN-slug}/
         files) for a text, line by line: one result per matching line with the
@@ -410,7 +423,9 @@ def build_server(settings: Settings) -> TroveServer:
         domain: Annotated[
             str | None, Field(description=_choices("domain", allowed["Domain"], "'Aramis'"))
         ] = None,
-        max_results: _count("Maximum number of results to return", elog.MAX_RESULTS) = 10,
+        max_results: Annotated[
+            int, _count("Maximum number of results to return", elog.MAX_RESULTS)
+        ] = 10,
     ) -> elog.ElogSearchResponse:
         """Search SwissFEL ELOG (electronic logbook) entries, ranked by relevance. Supports
         text search, regex patterns, time ranges and attribute filters (category, system,
@@ -443,11 +458,14 @@ def build_server(settings: Settings) -> TroveServer:
     # ------------------------------------------------------------------ web
 
     async def search_web(
-        query: _query(
-            "The search query string to look up on the web",
-            ["sqlite fts5 tokenizer", "whoosh python"],
-        ),
-        limit: _count("Maximum number of results to return", web.MAX_LIMIT) = 10,
+        query: Annotated[
+            str,
+            _query(
+                "The search query string to look up on the web",
+                ["sqlite fts5 tokenizer", "whoosh python"],
+            ),
+        ],
+        limit: Annotated[int, _count("Maximum number of results to return", web.MAX_LIMIT)] = 10,
     ) -> web.WebSearchResponse:
         """Search the web through SearXNG (a metasearch engine): titles, content snippets
         and URLs, in SearXNG's order. Use it for current or general information the local

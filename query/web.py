@@ -27,12 +27,12 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.config import Settings, WebSettings
+from query.args import check_query, check_range
 from query.errors import TroveError
 
 log = logging.getLogger(__name__)
 
 MAX_LIMIT = 50
-MAX_QUERY_CHARS = 1000
 TIME_RANGES = ("day", "week", "month", "year")
 DEFAULT_CATEGORIES = "general"
 DEFAULT_LANGUAGE = "en"
@@ -225,8 +225,8 @@ class WebSearcher:
         Raises `TroveError`: INVALID_QUERY / INVALID_ARGUMENT for bad arguments,
         UPSTREAM_ERROR when no endpoint gave an answer.
         """
-        text = _check_query(query)
-        _check_int("limit", limit, 1, MAX_LIMIT)
+        text = check_query(query, hint="give the words to search the web for")
+        check_range(limit, "limit", 1, MAX_LIMIT)
         params = _request_params(text, categories, language, time_range, pageno, safesearch)
         key = tuple(sorted(params.items()))
         results = self._cache.get(key)
@@ -415,29 +415,6 @@ def _search_url(endpoint: str) -> str:
     return base if base.endswith("/search") else base + "/search"
 
 
-def _check_query(query: object) -> str:
-    if not isinstance(query, str):
-        raise TroveError("INVALID_QUERY", f"query must be text, got {type(query).__name__}")
-    text = query.strip()
-    if not text:
-        raise TroveError("INVALID_QUERY", "Query is empty: give the words to search the web for")
-    if len(text) > MAX_QUERY_CHARS:
-        raise TroveError(
-            "INVALID_QUERY",
-            f"Query is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}: shorten it",
-        )
-    return text
-
-
-def _check_int(name: str, value: object, low: int, high: int | None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TroveError("INVALID_ARGUMENT", f"{name} must be a whole number, got {value!r}")
-    if value < low or (high is not None and value > high):
-        allowed = f"{low}-{high}" if high is not None else f"{low} or more"
-        raise TroveError("INVALID_ARGUMENT", f"{name} must be {allowed}, got {value}")
-    return value
-
-
 def _request_params(
     query: str,
     categories: str | None,
@@ -477,9 +454,9 @@ def _request_params(
             )
         params["time_range"] = time_range
     if pageno is not None:
-        params["pageno"] = str(_check_int("pageno", pageno, 1, None))
+        params["pageno"] = str(check_range(pageno, "pageno", 1, None))
     if safesearch is not None:
-        params["safesearch"] = str(_check_int("safesearch", safesearch, 0, 2))
+        params["safesearch"] = str(check_range(safesearch, "safesearch", 0, 2))
     return params
 
 

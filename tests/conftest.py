@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,19 +18,16 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     # A proxy from the environment would send requests for 127.0.0.1 elsewhere: the
     # tests' HTTP (SearXNG stand-in, trove serve) never leaves this machine.
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
 
 
 @pytest.fixture(autouse=True)
-def _no_thread_left_running():
+def _no_thread_left_running() -> Iterator[None]:
     before = set(threading.enumerate())
     yield
-    left = [
-        t
-        for t in threading.enumerate()
-        if t not in before and t.is_alive() and not t.daemon
-    ]
+    left = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
     for t in left:
         t.join(timeout=5)
     still = [t.name for t in left if t.is_alive()]
@@ -41,8 +38,8 @@ def _no_thread_left_running():
 def make_settings(tmp_path: Path) -> Callable[..., Settings]:
     """Settings over tmp_path/{reports,commands,conversations,elog}, index in tmp_path/index."""
 
-    def make(**sections: dict) -> Settings:
-        raw: dict = {
+    def make(**sections: dict[str, object]) -> Settings:
+        raw: dict[str, dict[str, object]] = {
             "sources": {
                 "reports": str(tmp_path / "reports"),
                 "commands": str(tmp_path / "commands"),

@@ -43,7 +43,12 @@ def test_reindex_prints_a_summary_and_status_counts_documents(tmp_path, write) -
     status = runner.invoke(app, ["--config", str(cfg), "status", "--json"])
     data = json.loads(status.stdout)
     docs = {c["collection"]: c["documents"] for c in data["collections"]}
-    assert docs == {"reports": 1, "commands": 1, "conversations": 0, **({"elog": 0} if "elog" in docs else {})}
+    assert docs == {
+        "reports": 1,
+        "commands": 1,
+        "conversations": 0,
+        **({"elog": 0} if "elog" in docs else {}),
+    }
     assert data["daemon"] is None
     human = runner.invoke(app, ["--config", str(cfg), "status"])
     assert "daemon: not running" in human.stdout
@@ -89,7 +94,17 @@ def test_a_collection_named_twice_is_reindexed_once(tmp_path, write) -> None:
     cfg = config(tmp_path)
     write("reports/a/r.md", "x")
     r = runner.invoke(
-        app, ["--config", str(cfg), "reindex", "--json", "--collection", "reports", "--collection", "reports"]
+        app,
+        [
+            "--config",
+            str(cfg),
+            "reindex",
+            "--json",
+            "--collection",
+            "reports",
+            "--collection",
+            "reports",
+        ],
     )
     assert r.exit_code == 0
     assert [s["collection"] for s in json.loads(r.stdout)] == ["reports"]
@@ -97,9 +112,11 @@ def test_a_collection_named_twice_is_reindexed_once(tmp_path, write) -> None:
 
 def test_every_command_has_help_and_is_in_the_readme() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text()
+    import typer.core
     import typer.main
 
     group = typer.main.get_command(app)
+    assert isinstance(group, typer.core.TyperGroup), group
     names = []
     for name, cmd in group.commands.items():
         assert cmd.help, f"{name} has no help"

@@ -25,7 +25,9 @@ def config(tmp_path: Path, write) -> str:
     )
     write("commands/helpers.md", "---\ntitle: Helpers\nis_dependency: true\n---\nShared parsers.\n")
     cfg = tmp_path / "trove.toml"
-    cfg.write_text('[sources]\nreports = "reports"\ncommands = "commands"\n[index]\ndir = "index"\n')
+    cfg.write_text(
+        '[sources]\nreports = "reports"\ncommands = "commands"\n[index]\ndir = "index"\n'
+    )
     return str(cfg)
 
 
@@ -34,7 +36,10 @@ def test_list_reports_shows_a_commands_reports_newest_first(config) -> None:
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert [x["report_name"] for x in data["reports"]] == [
-        "sdk_20251120_v2.md", "sdk_20251101.md", "notes.md"]
+        "sdk_20251120_v2.md",
+        "sdk_20251101.md",
+        "notes.md",
+    ]
     table = runner.invoke(app, ["--config", config, "list", "reports", "speech", "-n", "1"])
     assert table.exit_code == 0
     assert "speech: 1 of 3 reports" in table.stdout and "sdk_20251120_v2.md" in table.stdout
@@ -51,7 +56,9 @@ def test_get_report_prints_the_report_itself(config) -> None:
     r = runner.invoke(app, ["--config", config, "get", "report", "speech", "sdk_20251101.md"])
     assert r.exit_code == 0
     assert r.stdout == "# First\n\ndecode timeout\n"
-    r = runner.invoke(app, ["--config", config, "get", "report", "speech", "sdk_20251101.md", "--json"])
+    r = runner.invoke(
+        app, ["--config", config, "get", "report", "speech", "sdk_20251101.md", "--json"]
+    )
     assert json.loads(r.stdout)["date"] == "2025-11-01T00:00:00.000Z"
 
 

@@ -23,7 +23,9 @@ def test_index_dir_defaults_next_to_the_config(tmp_path: Path) -> None:
     assert settings_from_file(cfg).index_dir == (tmp_path / ".trove").resolve()
 
 
-def test_lookup_order_flag_then_env_then_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lookup_order_flag_then_env_then_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("a", "b", "c"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "trove.toml").write_text(f'[reports]\nlink_base_url = "{name}"\n')
@@ -34,7 +36,9 @@ def test_lookup_order_flag_then_env_then_cwd(tmp_path: Path, monkeypatch: pytest
     assert load_settings(tmp_path / "a" / "trove.toml").reports.link_base_url == "a"
 
 
-def test_no_config_anywhere_says_how_to_give_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_config_anywhere_says_how_to_give_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match="--config"):
         find_config()

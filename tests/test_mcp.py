@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
 
 from indexer.config import Settings
 from query import reports as reports_module
@@ -156,9 +156,16 @@ async def connected(server: TroveServer, **options: Any) -> AsyncIterator[Client
             yield client
 
 
+def first_text(result: CallToolResult) -> str:
+    """The text of a tool result's first content block (which must be text)."""
+    block = result.content[0]
+    assert isinstance(block, TextContent), block
+    return block.text
+
+
 async def call_ok(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
     result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content[0].text
+    assert not result.is_error, first_text(result)
     assert result.structured_content is not None
     return result.structured_content
 
@@ -166,7 +173,7 @@ async def call_ok(client: Client, tool: str, args: dict[str, Any]) -> dict[str, 
 async def call_error(client: Client, tool: str, args: dict[str, Any], code: str) -> str:
     result: CallToolResult = await client.call_tool(tool, args)
     assert result.is_error, result.structured_content
-    text = result.content[0].text
+    text = first_text(result)
     prefix = f"Error executing tool {tool}: {code}: "
     assert text.startswith(prefix), text
     assert len(text) > len(prefix) + 10, text  # says what went wrong
@@ -556,7 +563,7 @@ async def test_unknown_names_are_not_found(server: TroveServer) -> None:
         )
         result = await client.call_tool("search_everything", {"query": "x"})
     assert result.is_error
-    assert result.content[0].text.startswith(
+    assert first_text(result).startswith(
         "Error executing tool search_everything: NOT_FOUND: there is no such tool"
     )
 

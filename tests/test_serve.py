@@ -25,6 +25,7 @@ import httpx2
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import TextContent
 
 from indexer.config import Settings
 from query.serve import is_loopback, server_token
@@ -190,6 +191,7 @@ async def test_trove_mcp_builds_the_missing_index_and_answers_the_real_client_ov
             assert all(h["date"].startswith("2025-11") for h in lines["results"])
             bad = await client.call_tool("search_reports", {"query": "proxy", "max_results": 0})
             assert bad.is_error
+            assert isinstance(bad.content[0], TextContent), bad.content[0]
             assert "INVALID_ARGUMENT: max_results must be between 1 and 100" in (
                 bad.content[0].text
             )
@@ -206,13 +208,19 @@ def test_trove_mcp_writes_nothing_but_protocol_to_stdout(sample: Path, tmp_path:
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
     lines: queue.Queue[str] = queue.Queue()
-    reader = threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True)
+
+    def read() -> None:
+        for x in stdout:
+            lines.put(x)
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
 
     def ask(message: dict[str, Any]) -> dict[str, Any] | None:
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
-        proc.stdin.flush()
+        stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        stdin.flush()
         if "id" not in message:
             return None
         answer = json.loads(lines.get(timeout=START_S))

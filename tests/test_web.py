@@ -21,9 +21,8 @@ from types import ModuleType
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from click.testing import Result
 from rich.console import Console
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from indexer.config import Settings, WebSettings
 from query import web
@@ -313,14 +312,14 @@ def test_optional_parameters_are_passed_to_searxng(searxng: FakeSearxng) -> None
         ({"query": ""}, "INVALID_QUERY", "empty"),
         ({"query": "   \n\t"}, "INVALID_QUERY", "empty"),
         ({"query": "x" * 1001}, "INVALID_QUERY", "1000"),
-        ({"limit": 0}, "INVALID_ARGUMENT", "limit must be 1-50"),
-        ({"limit": 51}, "INVALID_ARGUMENT", "limit must be 1-50"),
+        ({"limit": 0}, "INVALID_ARGUMENT", "limit must be between 1 and 50"),
+        ({"limit": 51}, "INVALID_ARGUMENT", "limit must be between 1 and 50"),
         ({"limit": True}, "INVALID_ARGUMENT", "whole number"),
         ({"limit": "5"}, "INVALID_ARGUMENT", "whole number"),
         ({"time_range": "decade"}, "INVALID_ARGUMENT", "day, week, month, year"),
         ({"pageno": 0}, "INVALID_ARGUMENT", "pageno must be 1 or more"),
-        ({"safesearch": 3}, "INVALID_ARGUMENT", "safesearch must be 0-2"),
-        ({"safesearch": -1}, "INVALID_ARGUMENT", "safesearch must be 0-2"),
+        ({"safesearch": 3}, "INVALID_ARGUMENT", "safesearch must be between 0 and 2"),
+        ({"safesearch": -1}, "INVALID_ARGUMENT", "safesearch must be between 0 and 2"),
         ({"language": "en&format=html"}, "INVALID_ARGUMENT", "language"),
         ({"categories": ""}, "INVALID_ARGUMENT", "categories"),
     ],
@@ -834,7 +833,7 @@ def test_cli_exits_2_on_bad_input_and_1_when_searxng_fails(
     assert "INVALID_QUERY" in empty.stderr
     too_many = _invoke(cli, config, "search", "web", "whoosh", "--limit", "51")
     assert too_many.exit_code == 2
-    assert "limit must be 1-50" in too_many.stderr
+    assert "limit must be between 1 and 50" in too_many.stderr
     down = _invoke(cli, _config(tmp_path, dead_url), "search", "web", "whoosh")
     assert down.exit_code == 1
     assert f"UPSTREAM_ERROR: SearXNG at {dead_url} refused the connection" in down.stderr

@@ -8,7 +8,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from query.args import MAX_QUERY_CHARS, check_range
+from query.args import check_query, check_range
 from query.context import QueryContext
 from query.elog.caches import ElogCache, doc_table, elog_cache
 from query.elog.dates import check_dates
@@ -19,7 +19,6 @@ from query.elog.models import ElogHit, ElogSearchResponse, Ranker
 from query.elog.regex_search import compile_regex, is_regex, regex_hits
 from query.elog.snippets import snippet
 from query.elog.text_query import TextQuery, text_query
-from query.errors import TroveError
 from query.rerank import Candidate, RerankMode, choose_reranker, rerank_scores
 
 MAX_RESULTS = 50
@@ -47,7 +46,7 @@ def search_elog(
     Raises `TroveError`: INVALID_QUERY, INVALID_ARGUMENT, INVALID_DATE_RANGE,
     DIRECTORY_NOT_FOUND, SEARCH_TIMEOUT.
     """
-    text = _check_optional_query(query)
+    text = check_query(query, optional=True)
     check_range(max_results, "max_results", 1, MAX_RESULTS)
     low, high = check_dates(since, until)
     mode = rerank or ctx.settings.elog.rerank
@@ -171,22 +170,3 @@ def _hit(
 def _ranker(reranker: Any) -> Ranker:
     name = getattr(reranker, "name", None)
     return f"bm25+{name}" if name else "bm25"  # type: ignore[return-value]
-
-
-def _check_optional_query(query: str | None) -> str | None:
-    """None for no query (also an empty or blank one); INVALID_QUERY if too long."""
-    if query is None:
-        return None
-    if not isinstance(query, str):
-        raise TroveError("INVALID_QUERY", f"query must be text, got {type(query).__name__}")
-    text = query.strip()
-    if not text:
-        return None
-    if len(text) > MAX_QUERY_CHARS:
-        raise TroveError(
-            "INVALID_QUERY",
-            f"query is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}",
-        )
-    if "\x00" in text:
-        raise TroveError("INVALID_QUERY", "query holds a NUL character")
-    return text
