@@ -49,7 +49,7 @@ from indexer.store import SkipFile, read_file
 from query.args import check_name, check_query, check_range
 from query.context import QueryContext
 from query.errors import TroveError
-from query.indexes import PerSnapshot
+from query.indexes import Derived
 
 MAX_RESULTS = 100
 Tier = Literal["tier1", "tier2", "tier3"]
@@ -352,14 +352,14 @@ class CommandsCache:
     """What the command searches keep between queries (one per process)."""
 
     def __init__(self) -> None:
-        self._catalog: PerSnapshot[CommandCatalog] = PerSnapshot()
-        self._reports: PerSnapshot[_ReportMap] = PerSnapshot()
+        self._catalog: Derived[CommandCatalog] = Derived()
+        self._reports: Derived[_ReportMap] = Derived()
 
     def catalog(self, snapshot: Snapshot) -> CommandCatalog:
-        return self._catalog.get(snapshot, CommandCatalog.from_snapshot)
+        return self._catalog.get(snapshot.stamp, lambda: CommandCatalog.from_snapshot(snapshot))
 
     def reports(self, snapshot: Snapshot) -> _ReportMap:
-        return self._reports.get(snapshot, _report_map)
+        return self._reports.get(snapshot.stamp, lambda: _report_map(snapshot))
 
 
 def _report_map(snapshot: Snapshot) -> _ReportMap:

@@ -6,7 +6,7 @@ process's commits on its next snapshot, so a long-running query process sees new
 without restarting.
 
 One cache policy for every search: data derived from an index is keyed by what it was
-derived from, a segment's id (``PerSegment``) or a snapshot's stamp (``PerSnapshot``),
+derived from, a segment's id (``PerSegment``) or a snapshot's stamp (``Derived``),
 and dropped when that is gone.
 """
 
@@ -88,19 +88,20 @@ class Indexes:
             reader.close()
 
 
-class PerSnapshot(Generic[T]):
-    """Data derived from a whole snapshot, made again when the snapshot's stamp changes."""
+class Derived(Generic[T]):
+    """Data derived from something with a stamp (a whole snapshot: ``Snapshot.stamp``; a
+    config file: its mtime), made again when the stamp changes."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._kept: tuple[object, T] | None = None
 
-    def get(self, snapshot: Snapshot, make: Callable[[Snapshot], T]) -> T:
-        stamp = snapshot.stamp
+    def get(self, stamp: object, make: Callable[[], T]) -> T:
+        """What was made for this stamp, or ``make()``, kept for it."""
         with self._lock:
             if self._kept is not None and self._kept[0] == stamp:
                 return self._kept[1]
-        made = make(snapshot)
+        made = make()
         with self._lock:
             self._kept = (stamp, made)
         return made

@@ -32,6 +32,7 @@ from indexer.store import SkipFile, read_file
 from query.args import check_query, check_range
 from query.context import QueryContext
 from query.errors import TroveError
+from query.indexes import PerSegment
 
 COLLECTION = "conversations"
 MAX_RESULTS = 100
@@ -180,7 +181,7 @@ class _Segment:
 class WorkspaceCache:
     """What search_workspace keeps between queries (one per process, shared by threads).
 
-    Per index segment (immutable, but for deletions): its terms, and per document its
+    Per index segment (immutable, but for deletions): per document its
     stored fields and, while the budget lasts, the file's lower-cased text. A file
     re-indexed is a new document of a new segment, so what is kept never goes stale
     with respect to the index; segments merged away are dropped with all they hold.
@@ -188,18 +189,17 @@ class WorkspaceCache:
 
     def __init__(self, text_budget: int = TEXT_CACHE_CHARS) -> None:
         self._lock = threading.Lock()
-        self._segments: dict[str, _Segment] = {}
+        self._segments: PerSegment[_Segment] = PerSegment()
         self._text_chars = 0
         self.text_budget = text_budget
 
     def segment(self, segment: Segment) -> _Segment:
-        with self._lock:
-            return self._segments.setdefault(segment.id, _Segment())
+        return self._segments.get(segment.id, _Segment)
 
     def forget_segments_except(self, segids: set[str]) -> None:
+        gone = self._segments.keep_only(segids)
         with self._lock:
-            for segid in [s for s in self._segments if s not in segids]:
-                self._text_chars -= self._segments.pop(segid).text_chars
+            self._text_chars -= sum(seg.text_chars for seg in gone)
 
     def docs(self, seg: _Segment, segment: Segment, docnums: Iterable[int]) -> list[_Doc]:
         get = seg.docs.get

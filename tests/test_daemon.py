@@ -254,8 +254,14 @@ def test_the_status_file_shows_health(start_daemon, write, make_settings) -> Non
     d = start_daemon()
     write("commands/d.md", "d")
     d.wait_until(lambda: d.keys("commands") == {"c.md", "d.md"})
+    # The start-up reconcile commits too: wait for the commit of the event's batch.
     d.wait_until(
-        lambda: (read_daemon_status(d.daemon.settings) or {}).get("last_commit") is not None
+        lambda: (
+            None
+            not in map(
+                (read_daemon_status(d.daemon.settings) or {}).get, ("last_commit", "last_event")
+            )
+        )
     )
     status = read_daemon_status(d.daemon.settings)
     assert status is not None

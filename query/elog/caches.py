@@ -2,8 +2,9 @@
 memo: postings by term, the entries' times and days, titles and bodies by segment, the
 term lists regexes are narrowed with, and the allowed filter values.
 
-Each is kept under what it was derived from (the index's ``version``, a segment's id,
-the config file's modification time) and made again when that changes.
+Each is kept under what it was derived from (the index's ``version``, a segment's id:
+query/indexes.py's Derived and PerSegment; the config file's modification time) and
+made again when that changes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from query.context import QueryContext
 from query.elog.index_access import ElogIndex
+from query.indexes import Derived, PerSegment
 
 if TYPE_CHECKING:
     from query.elog.regex_candidates import FoldedTerms
@@ -30,13 +32,12 @@ class ElogCache:
     """What search_elog derives from the index and keeps between queries."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        # {segment id: {doc number in the segment: (title, body)}}
-        self.texts: dict[str, dict[int, tuple[str, str]]] = {}
-        # (index version, {field: its terms}) for finding terms holding a literal
-        self.folded_terms: tuple[object, dict[str, FoldedTerms]] | None = None
-        self.table: tuple[object, DocTable] | None = None
-        self.allowed: tuple[Any, dict[str, list[str]]] | None = None
+        # Per segment: {doc number in the segment: (title, body)}
+        self.texts: PerSegment[dict[int, tuple[str, str]]] = PerSegment()
+        # {field: its terms} for finding terms holding a literal
+        self.folded_terms: Derived[dict[str, FoldedTerms]] = Derived()
+        self.table: Derived[DocTable] = Derived()
+        self.allowed: Derived[dict[str, list[str]]] = Derived()
         self.postings = PostingCache()
 
 
@@ -123,14 +124,7 @@ class DocTable:
 
 def doc_table(index: ElogIndex, cache: ElogCache) -> DocTable:
     """The index version's DocTable, made on first use."""
-    version = index.version
-    with cache.lock:
-        if cache.table is not None and cache.table[0] == version:
-            return cache.table[1]
-    table = DocTable(index)
-    with cache.lock:
-        cache.table = (version, table)
-    return table
+    return cache.table.get(index.version, lambda: DocTable(index))
 
 
 class Texts:
@@ -141,18 +135,11 @@ class Texts:
             tuple[Callable[[int], Mapping[str, Any]], dict[int, tuple[str, str]]]
         ] = []
         self.bases: list[int] = []
-        live: set[str] = set()
         for segment in index.segments():
-            segid = segment.id
-            with cache.lock:
-                store = cache.texts.setdefault(segid, {})
-            live.add(segid)
+            store = cache.texts.get(segment.id, dict)
             self.segments.append((segment.stored_fields, store))
             self.bases.append(segment.base)
-        with cache.lock:
-            for segid in list(cache.texts):
-                if segid not in live:
-                    del cache.texts[segid]
+        cache.texts.keep_only(segment.id for segment in index.segments())
 
     def get(self, docnum: int) -> tuple[str, str]:
         i = bisect.bisect_right(self.bases, docnum) - 1

@@ -24,13 +24,13 @@ def allowed_values(ctx: QueryContext, root: Path) -> dict[str, list[str]]:
         stamp = (str(config), config.stat().st_mtime_ns) if config else None
     except OSError:
         stamp = (str(config), None)
-    cache = elog_cache(ctx)
-    if cache.allowed is not None and cache.allowed[0] == stamp:
-        return cache.allowed[1]
+    return elog_cache(ctx).allowed.get(stamp, lambda: _read_allowed(config, root))
+
+
+def _read_allowed(config: Path | None, root: Path) -> dict[str, list[str]]:
     values = allowed_filter_values(config, root.name)
     if config is not None and not any(values.values()):
         values = allowed_filter_values(config)  # no section named after the folder
-    cache.allowed = (stamp, values)
     return values
 
 

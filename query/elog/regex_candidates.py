@@ -46,10 +46,10 @@ def folded_terms(index: ElogIndex, cache: ElogCache) -> dict[str, FoldedTerms]:
     """The plain terms of title and body (words and device-name parts, no whole names
     or runs), cached per index version. A literal's word piece never spans a separator,
     so it lies inside a part whenever it lies inside a whole name."""
-    version = index.version
-    with cache.lock:
-        if cache.folded_terms is not None and cache.folded_terms[0] == version:
-            return cache.folded_terms[1]
+    return cache.folded_terms.get(index.version, lambda: _folded_terms(index))
+
+
+def _folded_terms(index: ElogIndex) -> dict[str, FoldedTerms]:
     made = {}
     for name in ("title", "body"):
         plain: dict[str, None] = {}
@@ -61,8 +61,6 @@ def folded_terms(index: ElogIndex, cache: ElogCache) -> dict[str, FoldedTerms]:
                 if folded != term:
                     spelled.setdefault(folded, []).append(term)
         made[name] = FoldedTerms("\n" + "\n".join(plain) + "\n", spelled)
-    with cache.lock:
-        cache.folded_terms = (version, made)
     return made
 
 
