@@ -177,7 +177,7 @@ def draw_queries(files: list[Path], n: int, seed: int) -> dict[str, list[str]]:
 
 
 def python_scan(files: list[Path], query: str, n: int = 10) -> list[tuple[str, int]]:
-    """specs/search_reports.md as written: read each file, count the lower-cased query,
+    """The search_reports spec as written: read each file, count the lower-cased query,
     rank by count then date (then path); reports with all the words if none matched."""
     lowered = query.strip().lower()
 

@@ -1,4 +1,4 @@
-"""trove's MCP server: the searches of query/ as MCP tools (DESIGN.md, "MCP tools").
+"""trove's MCP server: the searches of query/ as MCP tools (README.md, "MCP").
 
 `build_server(settings)` registers every tool explicitly. A tool's signature is its
 input schema (limits and defaults from the specs), its return type a pydantic model
@@ -63,7 +63,7 @@ ARGUMENT_CODES: dict[str, ErrorCode] = {
     "since": "INVALID_DATE_RANGE",
     "until": "INVALID_DATE_RANGE",
 }
-# specs/search_workspace-date-range.md, MCP-SEARCH-002, word for word.
+# The search_workspace spec's wording (MCP-SEARCH-002), word for word.
 DATE_RANGE_DESCRIPTION = (
     "Filter by date range. Supports YYYY-MM (month) or YYYY-MM-DD (day) format. Month "
     "format matches all days within that month. Examples: '2025-11' or '2025-11-10'"
@@ -230,7 +230,7 @@ def elog_filter_values(settings: Settings) -> dict[str, list[str]]:
 
 
 def build_server(settings: Settings) -> TroveServer:
-    """The MCP server over these settings, with every tool of DESIGN.md registered."""
+    """The MCP server over these settings, with every tool of README.md's "MCP" registered."""
     server = TroveServer(
         settings,
         name=SERVER_NAME,

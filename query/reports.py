@@ -1,4 +1,4 @@
-"""Reports: search_reports, list_command_reports and get_report (specs/search_reports.md).
+"""Reports: search_reports, list_command_reports and get_report (the search_reports spec).
 
 A search counts the occurrences of the whole query in each report exactly as
 ``text.lower().count(query.lower())`` does, from the index (its schema is in

@@ -74,7 +74,7 @@ def read_text(path: Path) -> str:
 def reference_search(
     root: Path, query: str, command_filter: str | None = None, max_results: int = 10
 ) -> list[Expected]:
-    """specs/search_reports.md as a plain scan: read every report, count the lower-cased
+    """The search_reports spec as a plain scan: read every report, count the lower-cased
     query in the lower-cased text; rank by count, then date (newest, undated last), then
     path. If no report holds the query, reports holding all its words."""
     lowered_query = query.strip().lower()

@@ -3,8 +3,8 @@
 Run: python data/elog/make_sample.py
 
 The entries are invented (names, numbers and events), in the shape elogd writes them
-(see ELOG-FORMAT.md): one file per day in year folders, plus one old top-level file with
-ctime dates. Deliberate oddities: one record stored as cp1252 inside a UTF-8 file,
+(as indexer/sources/elog.py reads them): one file per day in year folders, plus one old
+top-level file with ctime dates. Deliberate oddities: one record stored as cp1252 inside a UTF-8 file,
 one record with CRLF line ends, one draft, old entries with fewer attributes, empty
 attributes, a multi-choice value, threads up to three replies deep.
 """

@@ -1,7 +1,8 @@
 """elog: an elogd logbook folder, ``YYYY/YYMMDDa.log`` (or ``YYMMDDa.log`` at the top).
 
-One document per submitted entry, keyed by its message id. The on-disk format is
-described in ELOG-FORMAT.md; :func:`parse_logbook_file` reads it (from disk or from
+One document per submitted entry, keyed by its message id. The on-disk format is elogd's
+own (a ``$@MID@$:`` header line opens each entry, attributes follow, then the body);
+:func:`parse_logbook_file` reads it (from disk or from
 ``?cmd=download`` / ``?mode=Raw`` over HTTP) without touching anything else.
 """
 
@@ -30,8 +31,8 @@ RESERVED_KEYS = frozenset(
     {"$@mid@$", "date", "reply to", "in reply to", "attachment", "encoding", "locked by", "draft"}
 )
 
-# Allowed filter values when no elogd.cfg is configured (ELOG-FORMAT.md, "SwissFEL
-# conventions"). Older entries also hold values outside these lists.
+# Allowed filter values when no elogd.cfg is configured (the SwissFEL logbook's
+# conventions). Older entries also hold values outside these lists.
 SWISSFEL_DEFAULTS: dict[str, list[str]] = {
     "Category": [
         "Info",
