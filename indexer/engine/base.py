@@ -93,6 +93,10 @@ class Segment(Protocol):
 class BytesColumn(Protocol):
     def value(self, doc: int) -> bytes: ...
 
+    def size(self, doc: int) -> int:
+        """The length of a document's value, without reading it."""
+        ...
+
 
 # ---- ranked queries (BM25F), as plain data
 

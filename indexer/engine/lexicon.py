@@ -36,6 +36,10 @@ class Lexicon:
     def __iter__(self) -> Iterator[str]:
         return map(self.term, range(len(self.starts)))
 
+    def terms(self) -> list[str]:
+        """Every term, in order."""
+        return self.joined[1:-1].split("\0") if len(self.starts) else []
+
     def term(self, k: int) -> str:
         end = self.starts[k + 1] - 1 if k + 1 < len(self.starts) else len(self.joined) - 1
         return self.joined[self.starts[k] : end]

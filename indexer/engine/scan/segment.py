@@ -177,3 +177,6 @@ class _Column:
 
     def value(self, doc: int) -> bytes:
         return self._values[doc]
+
+    def size(self, doc: int) -> int:
+        return len(self._values[doc])

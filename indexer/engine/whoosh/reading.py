@@ -218,6 +218,9 @@ class _BytesColumn:
             self._fd, self._base = inner.fileno(), start
         self._column = colfile, start
 
+    def size(self, doc: int) -> int:
+        return int(self.lengths[doc])
+
     def value(self, doc: int) -> bytes:
         length = self.lengths[doc]
         if self._fd >= 0:

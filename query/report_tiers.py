@@ -1,0 +1,164 @@
+"""search_reports' forgiving tiers below `exact` and `words`: `related` and `fuzzy`.
+
+`related`: the reports holding some of the query's content words or words of the same
+stem (a CJK run counts by its pairs of characters), ranked by BM25 over the stems (k1
+1.2, b 0.75; a report's length is the size of its lower-cased text), then newest; a
+query of few words ranks the reports holding more of them first. `fuzzy`: the words no report holds, neither whole
+nor by stem, and the closest indexed words to each (query/forgiving.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any, Protocol
+
+from indexer.engine.base import Segment
+from indexer.engine.lexicon import Lexicon
+from query.forgiving import closest, family, is_cjk
+
+K1 = 1.2
+B = 0.75
+# A query of at most this many content words ranks the reports holding more of them
+# first; a longer one by BM25 alone.
+FEW_WORDS = 4
+
+
+class TierSegment(Protocol):
+    """What the tiers need of a segment of the reports index (query/reports.py's)."""
+
+    segment: Segment
+    deleted: frozenset[int]
+
+    def lexicon(self, fieldname: str = "content") -> Lexicon: ...
+
+    def command_docs(self, command: str) -> list[int]: ...
+
+    def occurrences(
+        self, lowered: str, command: str | None, top: int | None = None
+    ) -> dict[int, float]: ...
+
+    def _postings(
+        self, k: int, within: Sequence[int] | None
+    ) -> Iterator[tuple[Iterator[int], Iterable[float], Any]]: ...
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What BM25 needs of the whole index: live reports and their mean text size."""
+
+    reports: int
+    mean_size: float
+
+
+def stats(segments: Sequence[TierSegment]) -> Stats:
+    sizes = 0
+    count = 0
+    for s in segments:
+        live = s.segment.docs_with("kind", ["doc"])
+        texts = s.segment.bytes_column("text")
+        sizes += sum(map(texts.size, live))
+        count += len(live)
+    return Stats(count, sizes / count if count else 1.0)
+
+
+@dataclass
+class Related:
+    """Per report of a segment: how many query words it holds, its BM25, the occurrences."""
+
+    matched: dict[int, int]
+    score: dict[int, float]
+    occurrences: dict[int, float]
+
+
+def word_frequencies(s: TierSegment, word: str, command: str | None) -> dict[int, float]:
+    """{live report: occurrences of the word or its stem family} in one segment."""
+    if is_cjk(word):
+        return s.occurrences(word, command)
+    within = None if command is None else s.command_docs(command)
+    if within == []:
+        return {}
+    acc: dict[int, float] = {}
+    for k in family(s.lexicon(), word):
+        part: dict[int, float] = {}
+        for ids, weights, _ in s._postings(k, within):
+            part.update(zip(ids, weights, strict=False))
+        if len(acc) < len(part):
+            acc, part = part, acc
+        for d, w in part.items():
+            acc[d] = acc.get(d, 0.0) + w
+    if within is not None:
+        inside = set(within)
+        acc = {d: w for d, w in acc.items() if d in inside}
+    for d in s.deleted.intersection(acc):
+        del acc[d]
+    return acc
+
+
+def related(
+    segments: Sequence[TierSegment],
+    qwords: list[str],
+    command: str | None,
+    st: Stats,
+    weights: Mapping[str, int] | None = None,
+) -> list[Related]:
+    """The related tier's reports of each segment (in the order of ``segments``); a word's
+    BM25 counts ``weights[word]`` times (how often the query says it)."""
+    per_word = [[word_frequencies(s, w, command) for s in segments] for w in qwords]
+    times = [1 if weights is None else weights.get(w, 1) for w in qwords]
+    dfs = [sum(map(len, freqs)) for freqs in per_word]
+    out = []
+    for i, s in enumerate(segments):
+        size = s.segment.bytes_column("text").size
+        found = Related({}, {}, {})
+        norms: dict[int, float] = {}
+        for freqs, df, n in zip(per_word, dfs, times, strict=True):
+            tf_of = freqs[i]
+            if not tf_of:
+                continue
+            gain = n * math.log(1 + (st.reports - df + 0.5) / (df + 0.5)) * (K1 + 1)
+            score, matched, occurrences = found.score, found.matched, found.occurrences
+            for d, tf in tf_of.items():
+                norm = norms.get(d)
+                if norm is None:
+                    norm = norms[d] = K1 * (1 - B + B * size(d) / st.mean_size)
+                score[d] = score.get(d, 0.0) + gain * tf / (tf + norm)
+                matched[d] = matched.get(d, 0) + 1
+                occurrences[d] = occurrences.get(d, 0.0) + tf
+        out.append(found)
+    return out
+
+
+def unknown_words(segments: Sequence[TierSegment], qwords: list[str]) -> list[str]:
+    """The words no report holds, neither whole nor by stem (CJK pairs: not held)."""
+    unknown = []
+    for w in qwords:
+        if is_cjk(w):
+            held = any(s.occurrences(w, None, 1) for s in segments)
+        else:
+            held = any(family(s.lexicon(), w) for s in segments)
+        if not held:
+            unknown.append(w)
+    return unknown
+
+
+def words_by_length(segments: Sequence[TierSegment]) -> dict[int, list[str]]:
+    """The index's words of letters, each once, by length: what typos are compared with."""
+    by_length: dict[int, dict[str, None]] = {}
+    for s in segments:
+        for term in s.lexicon().terms():
+            if term.isalpha():
+                by_length.setdefault(len(term), {})[term] = None
+    return {n: list(terms) for n, terms in by_length.items()}
+
+
+def corrections(by_length: dict[int, list[str]], unknown: list[str]) -> dict[str, list[str]]:
+    """For each unknown word, the closest indexed words (best first; none for some)."""
+    return {
+        w: closest(
+            w, chain.from_iterable(by_length.get(n, ()) for n in range(len(w) - 2, len(w) + 3))
+        )
+        for w in unknown
+    }
