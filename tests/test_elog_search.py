@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import regex
-from elog_judgments import evaluate
+from elog_judgments import FORGIVING, evaluate
 from typer.testing import CliRunner
 
 from indexer.config import Settings, settings_from_dict
@@ -288,6 +288,119 @@ def test_judged_queries_rank_well_with_bm25_and_the_lexical_reranker(sample) -> 
         assert measures["ndcg@10"] >= floor - 0.05, (mode, measures)
 
 
+# --------------------------------------------------------------------------- forgiving
+
+
+def test_another_form_of_a_word_finds_the_entries_holding_it(sample) -> None:
+    assert {27051, 27052, 31180, 31181} <= set(ids(search_elog(sample, "klystrons")))
+    answer = search_elog(sample, "thyratrons replacing", rerank="off")
+    assert ids(answer)[0] == 31193 and answer.hits[0].match == "words"
+    assert answer.note is None and answer.corrected_query is None
+
+
+def test_a_misspelt_word_is_corrected_to_the_closest_indexed_word(sample) -> None:
+    answer = search_elog(sample, "klystorn arc", rerank="off")
+    assert answer.corrected_query == "klystron arc"
+    assert answer.suggestions[0] == "klystron"
+    assert "'klystorn'" in (answer.note or "") and "'klystron'" in (answer.note or "")
+    assert ids(answer)[0] in {27051, 27052}
+    assert {h.match for h in answer.hits} == {"fuzzy"}
+
+
+def test_one_word_no_entry_holds_never_empties_the_answer(sample) -> None:
+    answer = search_elog(sample, "thyratron zzqxvw", rerank="off")
+    assert ids(answer)[0] == 31193
+    assert "'zzqxvw'" in (answer.note or "") and "without it" in (answer.note or "")
+    # A word entries hold but not with the others: the entries holding the rest still come.
+    answer = search_elog(sample, "thyratron Überbrückung", rerank="off")
+    assert 31193 in ids(answer) and {27130, 27131} <= set(ids(answer))
+    assert "best hold 1 of 2" in (answer.note or "")
+    assert {h.match for h in answer.hits} == {"related"}
+
+
+def test_entries_holding_more_of_the_words_rank_higher(logbook) -> None:
+    ctx = logbook(
+        {
+            "2025/251006a.log": rec(1, "pump pump pump", "pump pump pump pump")
+            + rec(2, "pump and valve", "the pump and the valve")
+            + rec(3, "notes", "pump, valve and a leak were checked today in the long tunnel")
+            + rec(4, "nothing", "nothing at all")
+        }
+    )
+    for mode in ("off", "lexical"):
+        answer = search_elog(ctx, "pump valve leak", rerank=mode)
+        assert ids(answer) == [3, 2, 1], mode
+        assert [h.match for h in answer.hits] == ["words", "related", "related"]
+        assert answer.total == 3
+    scores = [h.score for h in search_elog(ctx, "pump valve leak", rerank="off").hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_words_in_a_row_rank_above_the_same_words_apart(logbook) -> None:
+    ctx = logbook(
+        {
+            "2025/251006a.log": rec(1, "report", "the fault came from earth wiring nearby")
+            + rec(2, "report", "an earth fault came from the wiring nearby")
+        }
+    )
+    assert ids(search_elog(ctx, "earth faults", rerank="off")) == [2, 1]
+
+
+def test_stop_words_never_match_alone(sample) -> None:
+    answer = search_elog(sample, "the of and")
+    assert answer.hits == [] and answer.total == 0
+    assert "stop words" in (answer.note or "")
+    # Beside other words they are left out: the answer is that of the other words.
+    assert ids(search_elog(sample, "the thyratron", rerank="off")) == ids(
+        search_elog(sample, "thyratron", rerank="off")
+    )
+
+
+def test_an_empty_answer_says_why(sample) -> None:
+    answer = search_elog(sample, "zzqxvw")
+    assert answer.hits == [] and "'zzqxvw'" in (answer.note or "")
+    answer = search_elog(sample, "thyratron", since="2025-10-07")
+    assert answer.hits == [] and "since '2025-10-07'" in (answer.note or "")
+    assert "entries match the query" in (answer.note or "")
+    answer = search_elog(sample, "thyratron", since="2030-01-01")
+    assert "no entry matches since '2030-01-01'" in (answer.note or "")
+    answer = search_elog(sample, category="Tipps & Tricks", domain="Linac1")
+    assert answer.hits == [] and "none matches all of them" in (answer.note or "")
+    assert "category 'Tipps & Tricks'" in (answer.note or "")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        " ".join(f"w{i}" for i in range(220)),  # about as many words as 1,000 characters hold
+        "klystron " + "x" * 200,
+        "a" * 200,
+        "klystron 🔥 Überbrückung 代理",
+    ],
+)
+def test_odd_queries_answer_in_bounded_time(sample, query: str) -> None:
+    started = time.monotonic()
+    answer = search_elog(sample, query)
+    assert time.monotonic() - started < 5
+    assert answer.total == len(search_elog(sample, query, max_results=50).hits) or (
+        answer.total > 50
+    )
+
+
+@pytest.mark.parametrize("query", ["🔥🔥", "x" * 100_000, " ".join(["word"] * 1000)])
+def test_queries_without_words_or_too_long_are_invalid(sample, query: str) -> None:
+    assert code_of(lambda: search_elog(sample, query)).code == "INVALID_QUERY"
+
+
+@pytest.mark.parametrize(("query", "expected"), FORGIVING)
+def test_plain_inflected_and_misspelt_questions_find_their_entry_in_the_top_3(
+    sample, query: str, expected: int
+) -> None:
+    for mode in ("off", "lexical"):
+        found = ids(search_elog(sample, query, rerank=mode))
+        assert expected in found[:3], (mode, found)
+
+
 # --------------------------------------------------------------------------- regex
 
 
@@ -307,6 +420,16 @@ def test_judged_queries_rank_well_with_bm25_and_the_lexical_reranker(sample) -> 
         ("S30CB09-RMOD", False),
         ("5.8 GeV", False),
         ('"earth fault"', False),
+        ("beam.?energy", True),
+        ("S30CB0{2}", True),
+        ("SATUN1{1,}", True),
+        ("x.{0,3}y", True),
+        ("(RF){2}", True),
+        ("[0-9]{3}", True),
+        ("set {3}", False),
+        ("{3}", False),
+        ("what now?", False),
+        ("SATUN18-DDRM005-R", False),
     ],
 )
 def test_a_query_is_a_regex_by_designs_rule(query: str, regex: bool) -> None:

@@ -33,9 +33,13 @@ from indexer.sources.elog import (
     html_to_text,
     parse_logbook_file,
     read_elog_config,
+    stem_word,
+    stemmed_positions,
+    stemmed_tokens,
 )
 from indexer.sources.registry import SOURCES
 from indexer.store import Syncer
+from query.forgiving import stem
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = Path(__file__).resolve().parent / "fixtures" / "elog" / "011108a.log"
@@ -775,3 +779,33 @@ def test_a_deleted_record_and_a_deleted_file_are_deleted(logbook) -> None:
     summary = syncer.apply(["2025/250915a.log"])
     assert summary.deleted == 1 and stored(syncer, 34455) == []
     assert doc_count(syncer) == 58
+
+
+# --------------------------------------------------------------------------- stems
+
+
+def test_the_index_stems_words_as_the_query_side_does() -> None:
+    words = {
+        term
+        for path in SAMPLE.rglob("*.log")
+        for entry in parse_logbook_file(path.read_bytes())
+        for term in device_tokens(f"{entry.title}\n{entry.text}")
+    }
+    words |= {"klystrons", "happy", "tripped", "überbrückung", "代理", "s30cb09-rmod", "k_set"}
+    assert len(words) > 500
+    assert {w: stem_word(w) for w in words} == {w: stem(w) for w in words}
+
+
+def test_title_body_and_attributes_are_indexed_stemmed_too() -> None:
+    assert ElogSource.schema_version == 2
+    names = {f.name for f in ElogSource().fields()}
+    assert {"title_stems", "body_stems", "attributes_stems"} <= names
+    assert stemmed_tokens("Klystrons tripped at S30CB09-RMOD") == [
+        "klystron",
+        "trip",
+        "at",
+        "s30cb09-rmod",
+        "s30cb09",
+        "rmod",
+    ]
+    assert stemmed_positions("gaps moved") == [("gap", 0), ("move", 1)]

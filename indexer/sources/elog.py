@@ -13,10 +13,13 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from email.utils import parsedate_to_datetime
+from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
+
+import Stemmer
 
 from indexer.engine.fields import Field, Keyword, Number, Stored, Text
 from indexer.sources.base import CJK_CHARS, FileData, Parsed
@@ -386,6 +389,31 @@ def device_query_tokens(text: str) -> list[str]:
     return [word.lower() for word in _DEVICE_TOKEN.findall(text)]
 
 
+# English Snowball, as query/forgiving.py's ``stem`` (the index must not import query:
+# tests/test_elog_source.py checks that the two agree).
+_stemmer = Stemmer.Stemmer("english")
+_CJK_START = re.compile(rf"[{CJK_CHARS}]")
+
+
+@lru_cache(maxsize=65536)
+def stem_word(word: str) -> str:
+    """The English Snowball stem of a lower-cased word; CJK, numbers and device names
+    (anything not all letters) as they are."""
+    if _CJK_START.match(word) or not word.isalpha():
+        return word
+    return str(_stemmer.stemWord(word))
+
+
+def stemmed_positions(text: str) -> list[tuple[str, int]]:
+    """:func:`device_positions` with every word stemmed (``klystrons`` -> ``klystron``)."""
+    return [(stem_word(term), pos) for term, pos in device_positions(text)]
+
+
+def stemmed_tokens(text: str) -> list[str]:
+    """The terms of :func:`stemmed_positions`, without their positions."""
+    return [stem_word(term) for term in device_tokens(text)]
+
+
 def choices(text: str) -> list[str]:
     """Each choice of an attribute value (``a | b`` holds two), trimmed and lower-cased."""
     return [choice.strip().lower() for choice in text.split("|") if choice.strip()]
@@ -401,8 +429,9 @@ _EPOCH_VALUE = re.compile(r"\d{9,11}")
 
 class ElogSource:
     name: ClassVar[str] = "elog"
-    schema_version: ClassVar[int] = 1
-    scored: ClassVar[bool] = True  # BM25F over title, body and attributes
+    # 2: stemmed title, body and attributes (title_stems, body_stems, attributes_stems).
+    schema_version: ClassVar[int] = 2
+    scored: ClassVar[bool] = True  # BM25F over stemmed title, body and attributes
 
     def fields(self) -> tuple[Field, ...]:
         return (
@@ -415,6 +444,10 @@ class ElogSource:
             # The visible text.
             Text("body", device_tokens, "positions", stored=True, positions=device_positions),
             Text("attributes", device_tokens),
+            # The same three stemmed: what text queries rank by.
+            Text("title_stems", stemmed_tokens, "positions", positions=stemmed_positions),
+            Text("body_stems", stemmed_tokens, "positions", positions=stemmed_positions),
+            Text("attributes_stems", stemmed_tokens),
             Stored("attrs"),  # {name: value}, every attribute in file order
             Keyword("author", stored=True, tokens=choices),
             Keyword("category", stored=True, tokens=choices),
@@ -458,6 +491,13 @@ def entry_document(entry: ElogEntry, fallback: datetime | None = None) -> dict[s
     """The index document of a submitted entry. ``Locked by`` is left out on purpose:
     opening the edit form rewrites the file, and must not rewrite the document."""
     when = entry.date or fallback or datetime(1970, 1, 1, tzinfo=UTC)
+    attributes = "\n".join(
+        value
+        for key, value in entry.attributes.items()
+        if key.strip().lower() not in ("title", "subject")
+        and value.strip()
+        and not _EPOCH_VALUE.fullmatch(value.strip())
+    )
     doc: dict[str, Any] = {
         "key": str(entry.id),
         "elog_id": entry.id,
@@ -466,13 +506,10 @@ def entry_document(entry: ElogEntry, fallback: datetime | None = None) -> dict[s
         "date": when.isoformat(),
         "title": entry.title,
         "body": entry.text,
-        "attributes": "\n".join(
-            value
-            for key, value in entry.attributes.items()
-            if key.strip().lower() not in ("title", "subject")
-            and value.strip()
-            and not _EPOCH_VALUE.fullmatch(value.strip())
-        ),
+        "attributes": attributes,
+        "title_stems": entry.title,
+        "body_stems": entry.text,
+        "attributes_stems": attributes,
         "attrs": dict(entry.attributes),
         "author": entry.author,
         "category": entry.category,

@@ -2,10 +2,13 @@
 
 search_elog answers in one of four ways, named by the response's ``ranker``:
 - no query: the entries in the date range and filters, newest first (``recency``);
-- text: BM25F over title, body and attributes, then the top candidates reranked
+- text: BM25F over stemmed title, body and attributes, entries holding more of the
+  query's words first; words no entry holds corrected to the closest indexed ones
+  (``note``, ``suggestions``, ``corrected_query``); then the top candidates reranked
   (``bm25+semantic`` or ``bm25+lexical``, see query/rerank.py; ``bm25`` when off);
-- a regex (``.*``, ``.+``, ``|``, ``[...]``, ``\\d``, ``\\w``, ``\\s``, ``\\b``, a leading
-  ``^`` or a trailing ``$``): case-insensitive over title and visible body, line by line,
+- a regex (``.*``, ``.+``, ``.?``, a bounded repeat such as ``{3}``, ``|``, ``[...]``,
+  ``\\d``, ``\\w``, ``\\s``, ``\\b``, a leading ``^`` or a trailing ``$``):
+  case-insensitive over title and visible body, line by line,
   on the entries holding the literals the pattern cannot match without, under one time
   budget.
 ``since``/``until`` are days in the logbook's own time (each entry's offset); ``until``

@@ -38,6 +38,8 @@ class ElogCache:
         self.folded_terms: Derived[dict[str, FoldedTerms]] = Derived()
         self.table: Derived[DocTable] = Derived()
         self.allowed: Derived[dict[str, list[str]]] = Derived()
+        # The words of title, body and attributes (letters only) a typo is corrected to
+        self.words: Derived[list[str]] = Derived()
         self.postings = PostingCache()
 
 
@@ -120,6 +122,17 @@ class DocTable:
     def newest(self, docs: Iterable[int], n: int) -> list[int]:
         stamp = self.stamp
         return heapq.nlargest(n, docs, key=lambda d: (stamp[d], d))
+
+
+def indexed_words(index: ElogIndex, cache: ElogCache) -> list[str]:
+    """Every word (letters only) of titles, bodies and attribute values, in order, once:
+    what a word no entry holds is corrected to."""
+
+    def make() -> list[str]:
+        merged = heapq.merge(*(index.field_terms(f) for f in ("title", "body", "attributes")))
+        return list(dict.fromkeys(t for t in merged if t.isalpha()))
+
+    return cache.words.get(index.version, make)
 
 
 def doc_table(index: ElogIndex, cache: ElogCache) -> DocTable:

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 Ranker = Literal["recency", "bm25", "bm25+lexical", "bm25+semantic", "regex"]
+Match = Literal["words", "related", "fuzzy"]
 
 
 class ElogHit(BaseModel):
@@ -28,6 +29,13 @@ class ElogHit(BaseModel):
         description="The ranker's score (higher is better; 0 when ordered by date)."
     )
     link: str = Field(description="[elog] link_base_url + id; a file:// URL when unset.")
+    match: Match | None = Field(
+        default=None,
+        description="How a text query matched the entry: words (it holds every word of "
+        "the query, or another form of it: klystrons/klystron), related (some of them), "
+        "fuzzy (after a word no entry holds was replaced by the closest one that does). "
+        "Null for a regex or no query.",
+    )
 
 
 class ElogSearchResponse(BaseModel):
@@ -38,6 +46,21 @@ class ElogSearchResponse(BaseModel):
     ranker: Ranker = Field(
         description="What ordered the hits: recency (no query, newest first), bm25, "
         "bm25+lexical or bm25+semantic (text), regex (a regular expression)."
+    )
+    note: str | None = Field(
+        default=None,
+        description="How the query was matched when not word for word (a word corrected, "
+        "stop words left out), and why an answer is empty: the words no entry holds, or "
+        "the filter or date range that left no entry. Null otherwise.",
+    )
+    suggestions: list[str] = Field(
+        default_factory=list,
+        description="Indexed words closest to the query's words that no entry holds.",
+    )
+    corrected_query: str | None = Field(
+        default=None,
+        description="The query as searched after correcting words no entry holds (null: "
+        "none was corrected).",
     )
 
 

@@ -32,13 +32,16 @@ from query.errors import TroveError
 REGEX_BUDGET_S = 0.75
 REGEX_WORKERS = 2
 
-_REGEX_SIGNS = re.compile(r"\.\*|\.\+|\||\[[^\]]+\]|\\[dwsb]")
+# DESIGN.md's rule: .* .+ .? | [...] \d \w \s \b, or a bounded repeat ({3}, {2,}, {0,3})
+# after a character, ".", ")" or "]" (so "set {3}" stays text).
+_REGEX_SIGNS = re.compile(r"\.[*+?]|\||\[[^\]]+\]|\\[dwsb]|(?<=\S)\{\d+(?:,\d*)?\}")
 
 
 def is_regex(query: str) -> bool:
     """Whether search_elog reads the query as a regular expression: it holds ``.*``,
-    ``.+``, ``|``, ``[...]``, ``\\d``, ``\\w``, ``\\s`` or ``\\b``, or starts with ``^``
-    or ends with ``$``."""
+    ``.+``, ``.?``, a bounded repeat (``{3}``, ``{2,}``, ``{0,3}`` after a character,
+    ``.``, ``)`` or ``]``), ``|``, ``[...]``, ``\\d``, ``\\w``, ``\\s`` or ``\\b``, or
+    starts with ``^`` or ends with ``$``."""
     q = query.strip()
     return bool(_REGEX_SIGNS.search(q)) or q.startswith("^") or q.endswith("$")
 

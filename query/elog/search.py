@@ -3,27 +3,39 @@ or a regex), and makes the hits."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from query.args import check_query, check_range
 from query.context import QueryContext
-from query.elog.caches import ElogCache, doc_table, elog_cache
-from query.elog.dates import check_dates
+from query.elog.caches import DocTable, ElogCache, doc_table, elog_cache, indexed_words
+from query.elog.dates import Bound, check_dates
 from query.elog.filters import selected
 from query.elog.index_access import ElogIndex, open_index
 from query.elog.logbook import entry_link, logbook_root
-from query.elog.models import ElogHit, ElogSearchResponse, Ranker
+from query.elog.models import ElogHit, ElogSearchResponse, Match, Ranker
 from query.elog.regex_search import compile_regex, is_regex, regex_hits
 from query.elog.snippets import snippet
-from query.elog.text_query import TextQuery, text_query
+from query.elog.text_query import WORD_FIELDS, TextQuery, text_query
+from query.forgiving import closest
 from query.rerank import Candidate, RerankMode, choose_reranker, rerank_scores
 
 MAX_RESULTS = 50
-# How many BM25 hits a reranker reorders.
-RERANK_DEPTH = {"lexical": 30, "semantic": 16}
+# A text hit's score is the number of query words it holds plus its BM25F relative to the
+# best candidate's times this (below 1: an entry holding more words always ranks higher
+# before reranking).
+COORDINATION_SHARE = 0.999
+# Searches for candidates, one per number of words held (most first); the rest share one.
+MAX_LEVEL_SEARCHES = 4
+# How many BM25 hits a reranker reorders. The lexical one costs little per candidate;
+# the semantic one embeds each (about 15 ms apiece on one core, cached by text), within
+# bench_elog's 500 ms p95.
+RERANK_DEPTH = {"lexical": 100, "semantic": 32}
 
 
 def search_elog(
@@ -67,7 +79,8 @@ def search_elog(
         table = doc_table(index, cache)
         allowed = selected(ctx, root, index, table, filters, low, high)
         if allowed is not None and not allowed:
-            return ElogSearchResponse(hits=[], total=0, ranker=ranker)
+            why = _empty_selection(ctx, root, index, table, filters, low, high, since, until)
+            return ElogSearchResponse(hits=[], total=0, ranker=ranker, note=why)
         if text is None:
             docs = table.live if allowed is None else allowed
             hits = []
@@ -85,14 +98,42 @@ def search_elog(
 
         assert tq is not None
         depth = max(max_results, RERANK_DEPTH.get(getattr(reranker, "name", ""), max_results))
-        found = _candidates(index, tq, depth, max_results, allowed)
-        total = len(_matching(index, cache, tq, allowed)) if found else 0
+        plan = _forgive(index, cache, tq, text)
+        if plan.query is None:
+            return ElogSearchResponse(
+                hits=[], total=0, ranker=ranker, note=plan.note, suggestions=plan.suggestions
+            )
+        tq = plan.query
+        counts = _word_counts(index, cache, tq, allowed)
+        if not counts:
+            why = plan.note or _why_no_match(index, cache, tq, allowed, filters, since, until)
+            return ElogSearchResponse(
+                hits=[],
+                total=0,
+                ranker=ranker,
+                note=why,
+                suggestions=plan.suggestions,
+                corrected_query=plan.corrected_query,
+            )
+        found = _candidates(index, tq, counts, depth)
+        total = len(counts)
 
-    if not found:
-        return ElogSearchResponse(hits=[], total=total, ranker=ranker)
-    snippets = [snippet(fields.get("body") or "", tq.words) for fields, _ in found]
+    n = len(tq.stems)
+    best = max(held for _, _, held in found)
+    note: str | None = plan.note
+    if n > 1 and best < n:
+        held_note = (
+            f"no entry holds every word of the query ({', '.join(tq.words)}); "
+            f"the best hold {best} of {n}"
+        )
+        note = f"{note}; {held_note}" if note else held_note
+    match: Match = "fuzzy" if plan.corrected_query else "words"
+    # Coordination: the words held first, BM25F (relative to the best) among equals.
+    top = max(score for _, score, _ in found) or 1.0
+    found = [(f, held + COORDINATION_SHARE * score / top, held) for f, score, held in found]
+    snippets = [snippet(fields.get("body") or "", tq.shown) for fields, _, _ in found]
     if reranker is None:
-        scores = [score for _, score in found]
+        scores = [score for _, score, _ in found]
     else:
         candidates = [
             Candidate(
@@ -103,50 +144,207 @@ def search_elog(
                     k: fields.get(k) or "" for k in ("category", "system", "domain", "section")
                 },
             )
-            for (fields, score), snip in zip(found, snippets, strict=True)
+            for (fields, score, _), snip in zip(found, snippets, strict=True)
         ]
         scores, used = rerank_scores(reranker, mode, ctx.memo, text, candidates)
         ranker = f"bm25+{used}"  # type: ignore[assignment]
     order = sorted(range(len(found)), key=lambda i: (-scores[i], i))[:max_results]
-    hits = [_hit(ctx, root, found[i][0], snippets[i], scores[i]) for i in order]
-    return ElogSearchResponse(hits=hits, total=total, ranker=ranker)
+    hits = []
+    for i in order:
+        fields, _, held = found[i]
+        hit = _hit(ctx, root, fields, snippets[i], scores[i])
+        hit.match = match if held >= n else "fuzzy" if match == "fuzzy" else "related"
+        hits.append(hit)
+    return ElogSearchResponse(
+        hits=hits,
+        total=total,
+        ranker=ranker,
+        note=note,
+        suggestions=plan.suggestions,
+        corrected_query=plan.corrected_query,
+    )
+
+
+@dataclass
+class Plan:
+    """A text query after forgiving it: words no entry holds corrected or dropped."""
+
+    query: TextQuery | None  # None: nothing left to search for (``note`` says why)
+    note: str | None = None
+    suggestions: list[str] = field(default_factory=list)
+    corrected_query: str | None = None
+
+
+def _forgive(index: ElogIndex, cache: ElogCache, tq: TextQuery, text: str) -> Plan:
+    """Each word no entry holds (neither it nor another form of it) replaced by the
+    closest indexed word, or dropped when none is close."""
+    if not tq.words and tq.required is None:
+        stop = ", ".join(tq.stop_words)
+        return Plan(
+            None,
+            f"the query holds only stop words ({stop}), which never match alone: add a "
+            "word that names what you look for, or quote a phrase",
+        )
+    words: list[str] = []
+    replaced: dict[str, str] = {}
+    missing: list[str] = []
+    suggestions: list[str] = []
+    for word, s in zip(tq.words, tq.stems, strict=True):
+        if _word_docs(index, cache, s):
+            words.append(word)
+            continue
+        close = closest(word, indexed_words(index, cache))
+        suggestions += [c for c in close if c not in suggestions]
+        if close:
+            replaced[word] = close[0]
+            words.append(close[0])
+        else:
+            missing.append(word)
+    if not replaced and not missing:
+        return Plan(tq)
+    parts = []
+    if replaced:
+        parts.append(
+            "no entry holds "
+            + ", ".join(f"{w!r}: searched for {c!r} instead" for w, c in replaced.items())
+        )
+    if missing:
+        quoted = ", ".join(repr(w) for w in missing)
+        parts.append(
+            f"no entry holds {quoted} (nor a word close to it)"
+            + (": searched without it" if words else "")
+        )
+    note = "; ".join(parts)
+    corrected = _corrected(text, replaced, missing) if replaced else None
+    if not words and tq.required is None:
+        return Plan(None, note, suggestions)
+    return Plan(tq.with_words(words), note, suggestions, corrected)
+
+
+def _corrected(text: str, replaced: dict[str, str], dropped: list[str]) -> str:
+    """The query as written with each corrected word replaced and each dropped one left
+    out."""
+    for word, correction in [*replaced.items(), *((w, "") for w in dropped)]:
+        text = re.sub(
+            rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", correction, text, flags=re.IGNORECASE
+        )
+    return " ".join(text.split())
+
+
+def _word_docs(index: ElogIndex, cache: ElogCache, s: str) -> set[int]:
+    """The live entries holding a stem in their stemmed title, body or attributes."""
+    docs: set[int] = set()
+    for name, _ in WORD_FIELDS:
+        docs.update(cache.postings.docs(index, name, s))
+    return docs
+
+
+def _word_counts(
+    index: ElogIndex, cache: ElogCache, tq: TextQuery, allowed: set[int] | None
+) -> dict[int, int]:
+    """{entry: how many of the query's words it holds} for every entry the query matches
+    (with quoted phrases: every entry holding them, some with no word)."""
+    counts: Counter[int] = Counter()
+    for s in tq.stems:
+        counts.update(_word_docs(index, cache, s))
+    if tq.required is not None:
+        docs = index.matching_docs(tq.required)
+        counts = Counter({d: counts.get(d, 0) for d in docs})
+    if allowed is not None:
+        counts = Counter({d: c for d, c in counts.items() if d in allowed})
+    return dict(counts)
 
 
 def _candidates(
-    index: ElogIndex, tq: TextQuery, depth: int, needed: int, allowed: set[int] | None
-) -> list[tuple[Mapping[str, Any], float]]:
-    """Up to ``depth`` BM25F hits for the reranker: the entries holding every word, best
-    first; when fewer than ``needed`` hold them all, the best holding any fill up.
+    index: ElogIndex, tq: TextQuery, counts: dict[int, int], depth: int
+) -> list[tuple[Mapping[str, Any], float, int]]:
+    """Up to ``depth`` entries, (stored fields, BM25F score, words held): those holding
+    more of the query's words first, by BM25F among equals.
 
-    Any of several common words makes every entry holding one of them scored (3-5x
-    slower at 30k entries than all of them, which skips along the rarest word).
+    One search per number of words held, from the most, until ``depth`` are found; the
+    entries holding every word are found by the query requiring them all (it skips along
+    the rarest word: 3-5x faster at 30k entries than any word).
     """
-    found: dict[int, tuple[Mapping[str, Any], float]] = {}
-    if tq.strict is not None:
-        for hit in index.ranked_search(tq.strict, depth, allowed):
-            found[hit.docnum] = (hit.fields, hit.score)
-    best = sorted(found.values(), key=lambda fs: -fs[1])
-    if len(found) >= needed:
-        return best
-    rest = []
-    for hit in index.ranked_search(tq.query, depth, allowed):
-        if hit.docnum not in found:
-            rest.append((hit.fields, hit.score))
-    return best + rest[: depth - len(best)]
+    n = len(tq.stems)
+    by_level: dict[int, set[int]] = {}
+    for d, c in counts.items():
+        by_level.setdefault(c, set()).add(d)
+    levels = sorted(by_level, reverse=True)
+    groups = [[level] for level in levels[: MAX_LEVEL_SEARCHES - 1]]
+    if levels[MAX_LEVEL_SEARCHES - 1 :]:
+        groups.append(levels[MAX_LEVEL_SEARCHES - 1 :])
+    found: list[tuple[Mapping[str, Any], float, int]] = []
+    for group in groups:
+        docs = set().union(*(by_level[level] for level in group))
+        query = tq.strict if group == [n] and n > 1 else tq.query
+        hits = index.ranked_search(query, depth - len(found), docs)
+        ranked = sorted(hits, key=lambda h: (-counts[h.docnum], -h.score))
+        found += [(hit.fields, hit.score, counts[hit.docnum]) for hit in ranked]
+        if len(found) >= depth:
+            break
+    return found
 
 
-def _matching(
-    index: ElogIndex, cache: ElogCache, tq: TextQuery, allowed: set[int] | None
-) -> set[int]:
-    """Every doc number the text query matches (for ``total``), from the postings: a
-    scored count would cost a second pass, more than the search."""
-    if tq.phrased:
-        docs = index.matching_docs(tq.query)
-    else:
-        docs = set()
-        for name, text in tq.terms:
-            docs.update(cache.postings.docs(index, name, text))
-    return docs if allowed is None else docs & allowed
+def _why_no_match(
+    index: ElogIndex,
+    cache: ElogCache,
+    tq: TextQuery,
+    allowed: set[int] | None,
+    filters: dict[str, str | None],
+    since: str | date | None,
+    until: str | date | None,
+) -> str:
+    """Why a text query that has words entries hold found none: the dates and filters."""
+    anywhere = len(_word_counts(index, cache, tq, None))
+    if allowed is not None and anywhere:
+        return (
+            f"{anywhere} entr{'y' if anywhere == 1 else 'ies'} match the query, but none "
+            f"within {_selection(filters, since, until)}: widen them"
+        )
+    if tq.required is not None:
+        return "no entry holds the quoted phrase as written"
+    return "no entry holds the query's words"
+
+
+def _empty_selection(
+    ctx: QueryContext,
+    root: Path,
+    index: ElogIndex,
+    table: DocTable,
+    filters: dict[str, str | None],
+    low: Bound | None,
+    high: Bound | None,
+    since: str | date | None,
+    until: str | date | None,
+) -> str:
+    """Which of the dates and filters left no entry: each that selects none alone, else
+    all of them together."""
+    empty: list[str] = []
+    for name, value in filters.items():
+        if value and value.strip():
+            alone = selected(ctx, root, index, table, {name: value}, None, None)
+            if alone is not None and not alone:
+                empty.append(f"{name} {value!r}")
+    if low is not None or high is not None:
+        alone = selected(ctx, root, index, table, {}, low, high)
+        if alone is not None and not alone:
+            empty.append(_selection({}, since, until))
+    if empty:
+        return "no entry matches " + "; none matches ".join(empty)
+    together = _selection(filters, since, until)
+    return f"entries match each of {together}, but none matches all of them together"
+
+
+def _selection(
+    filters: dict[str, str | None], since: str | date | None, until: str | date | None
+) -> str:
+    """The dates and filters a caller gave, as words."""
+    parts = [f"{name} {value!r}" for name, value in filters.items() if value and value.strip()]
+    if since is not None:
+        parts.append(f"since {str(since)!r}")
+    if until is not None:
+        parts.append(f"until {str(until)!r}")
+    return ", ".join(parts) or "the selection"
 
 
 def _hit(

@@ -1,6 +1,12 @@
-"""The ranked text query of search_elog, as plain data: the query's words, their other
-number (singular/plural), quoted phrases, and the BM25F query they make (the engine's
-``Ranked`` clauses, which name no engine).
+"""The ranked text query of search_elog, as plain data: the query's words and their
+stems, quoted phrases, and the BM25F query they make (the engine's ``Ranked`` clauses,
+which name no engine).
+
+Words are ranked by BM25F over the stemmed title (x2), body and attribute values
+(indexer/sources/elog.py's ``*_stems`` fields), so ``klystrons`` finds ``klystron``.
+Stop words never match alone: they are left out (a query of nothing else finds
+nothing, and says so). Two query words next to each
+other add a boost where their stems stand in a row in the title or the body.
 """
 
 from __future__ import annotations
@@ -10,66 +16,107 @@ from dataclasses import dataclass
 
 from indexer.engine.base import AllOf, AnyOf, Boosted, PhraseClause, Ranked, TermClause
 from query.errors import TroveError
+from query.forgiving import STOP_WORDS, stem
 from query.rerank import query_words
 
-# Fields scored for each word, with their boosts.
-WORD_FIELDS = (("title", 2.0), ("body", 1.0), ("attributes", 0.8))
-# The weight of a word's other number against the word itself.
-OTHER_NUMBER_WEIGHT = 0.7
+# Stemmed fields scored for each word, with their boosts.
+WORD_FIELDS = (("title_stems", 2.0), ("body_stems", 1.0), ("attributes_stems", 0.8))
+# Two adjacent query words in a row in the title or the body (stems): a proximity boost.
+PAIR_FIELDS = (("title_stems", 1.0), ("body_stems", 0.5))
+# A query's words past these counts are not searched (a query is at most 1,000
+# characters, but every word costs a postings read and a clause).
+MAX_WORDS = 32
+MAX_PAIRS = 8
 
 _PHRASE = re.compile(r'"([^"]*)"')
 
 
 @dataclass(frozen=True)
 class TextQuery:
-    """A text query: what to rank by, the terms it matches on, and the words to show."""
+    """A text query: what to rank by, the words it is made of, and the words to show.
 
-    query: Ranked  # any word (quoted phrases required)
-    strict: Ranked | None  # every word (None: one word, the same as ``query``)
-    terms: tuple[tuple[str, str], ...]  # (field, text) of every optional term
-    phrased: bool  # quoted phrases must match
-    words: list[str]
+    ``words`` are the words matched on, one per stem (stop words left out; unknown words
+    corrected or dropped by the caller); ``stems`` theirs, in the same order. ``required`` is the quoted phrases (None: there are none).
+    """
 
+    words: tuple[str, ...]
+    stems: tuple[str, ...]
+    required: Ranked | None
+    shown: list[str]  # every word a snippet may show
+    stop_words: tuple[str, ...] = ()  # the query's stop words (left out)
 
-def forms(word: str) -> list[tuple[str, float]]:
-    """The word, and its other number (singular/plural) at a lower weight."""
-    found = [(word, 1.0)]
-    if len(word) >= 4 and word.isalpha():
-        other = OTHER_NUMBER_WEIGHT
-        if word.endswith("ies"):
-            found.append((word[:-3] + "y", other))
-        elif word.endswith("es") and not word.endswith("ses"):
-            found += [(word[:-2], other), (word[:-1], other)]
-        elif word.endswith("s") and not word.endswith("ss"):
-            found.append((word[:-1], other))
+    @property
+    def query(self) -> Ranked:
+        """Any of the words (and the phrases, if quoted), each word's BM25F over the
+        stemmed fields summed, adjacent words in a row adding a boost."""
+        return self._ranked(all_words=False)
+
+    @property
+    def strict(self) -> Ranked:
+        """As ``query``, but every word required (the same score where both match)."""
+        return self._ranked(all_words=True)
+
+    def word_clause(self, s: str) -> AnyOf:
+        return AnyOf(tuple(TermClause(name, s, boost=boost) for name, boost in WORD_FIELDS))
+
+    def pairs(self) -> list[PhraseClause]:
+        found = []
+        for a, b in list(zip(self.stems, self.stems[1:], strict=False))[:MAX_PAIRS]:
+            found += [PhraseClause(name, (a, b), boost=boost) for name, boost in PAIR_FIELDS]
+        return found
+
+    def _ranked(self, all_words: bool) -> Ranked:
+        per_word = [self.word_clause(s) for s in self.stems]
+        pairs = self.pairs()
+        if not per_word:
+            if self.required is None:
+                raise ValueError("a text query without words or phrases ranks nothing")
+            return self.required
+        words: Ranked
+        if all_words and len(per_word) > 1:
+            words = AllOf(tuple(per_word))
+            if pairs:
+                words = Boosted(words, AnyOf(tuple(pairs)))
         else:
-            found.append((word + "s", other))
-    return found
+            clauses: list[Ranked] = [c for word in per_word for c in word.clauses]
+            words = AnyOf((*clauses, *pairs))
+        if self.required is None:
+            return words
+        return Boosted(self.required, words)
+
+    def with_words(self, words: list[str]) -> TextQuery:
+        """The same query over other words (a correction's)."""
+        kept, stems = _by_stem(words)
+        return TextQuery(
+            kept, stems, self.required, list(dict.fromkeys(self.shown + words)), self.stop_words
+        )
+
+
+def _by_stem(words: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The words with one per stem (the first), at most MAX_WORDS, and their stems."""
+    seen: dict[str, str] = {}
+    for w in words:
+        seen.setdefault(stem(w), w)
+        if len(seen) >= MAX_WORDS:
+            break
+    return tuple(seen.values()), tuple(seen)
+
+
+def split_query(query: str) -> tuple[list[str], list[str], list[str]]:
+    """(quoted phrases, the words outside them, those words less the stop words)."""
+    phrases = [p for p in _PHRASE.findall(query) if p.strip()]
+    words = query_words(_PHRASE.sub(" ", query))
+    return phrases, words, [w for w in words if w not in STOP_WORDS]
 
 
 def text_query(query: str) -> TextQuery:
-    """BM25F over title (x2), body and attributes; quoted phrases must appear.
-
-    ``query`` is one flat AnyOf of every (field, word form) term: the same BM25F sum as
-    one AnyOf per word, and a third cheaper to match. ``strict`` asks for every word (in
-    any field and form), scored the same way.
-    """
-    phrases = [p for p in _PHRASE.findall(query) if p.strip()]
-    rest = _PHRASE.sub(" ", query)
-    shown: list[str] = []
-    clauses: list[TermClause] = []
-    per_word: list[Ranked] = []
-    for word in query_words(rest):
-        mine: list[TermClause] = []
-        for form, weight in forms(word):
-            shown.append(form)
-            for name, boost in WORD_FIELDS:
-                if name == "attributes" and form != word:
-                    continue  # attribute values are names, not prose
-                mine.append(TermClause(name, form, boost=boost * weight))
-        clauses += mine
-        per_word.append(AnyOf(tuple(mine)))
+    """BM25F over stemmed title (x2), body and attributes; quoted phrases must appear
+    (in the title or the body, as written)."""
+    phrases, every, content = split_query(query)
+    words, stems = _by_stem(content)
+    stop_words = tuple(w for w in every if w in STOP_WORDS)
     required: list[Ranked] = []
+    shown = list(content)
     for phrase in phrases:
         parts = query_words(phrase)
         shown += parts
@@ -82,18 +129,10 @@ def text_query(query: str) -> TextQuery:
             required.append(
                 AnyOf((PhraseClause("title", row, boost=2.0), PhraseClause("body", row)))
             )
-    if not clauses and not required:
+    if not every and not required:
         raise TroveError(
             "INVALID_QUERY",
             f"query {query!r} holds no words to search for; give words, device names or a regex",
         )
-    words = list(dict.fromkeys(shown))
-    terms = tuple((c.field, c.text) for c in clauses)
-    strict = AllOf(tuple(required + per_word)) if len(required) + len(per_word) > 1 else None
-    optional = AnyOf(tuple(clauses)) if clauses else None
-    if not required:
-        assert optional is not None
-        return TextQuery(optional, strict, terms, False, words)
-    must = AllOf(tuple(required)) if len(required) > 1 else required[0]
-    combined = Boosted(must, optional) if optional is not None else must
-    return TextQuery(combined, strict, terms, True, words)
+    must = None if not required else AllOf(tuple(required)) if len(required) > 1 else required[0]
+    return TextQuery(words, stems, must, list(dict.fromkeys(shown)), stop_words)
