@@ -361,7 +361,12 @@ def search_commands_command(
 @search_app.command("workspace")
 def search_workspace_command(
     query: Annotated[
-        str, typer.Argument(help="Text to find (literal, any case).", show_default=False)
+        str,
+        typer.Argument(
+            help="Text to find (literal, any case; failing that: every word, the words "
+            "corrected, some of the words or their stems).",
+            show_default=False,
+        ),
     ],
     date_range: Annotated[
         str | None,
@@ -376,7 +381,8 @@ def search_workspace_command(
     ] = 10,
     as_json: AsJson = False,
 ) -> None:
-    """Find lines of conversations that hold some text, best matches first, newest first."""
+    """Find lines of conversations that hold some text, best matches first, newest first;
+    the match column says how a line matched (exact, words, fuzzy, related)."""
     from rich.text import Text
 
     from query.workspace import search_workspace
@@ -387,7 +393,11 @@ def search_workspace_command(
         return
     if not answer.results:
         out.print(f"no conversation line holds {query!r}", markup=False)
+        if answer.note:
+            out.print(answer.note, markup=False)
         return
+    if answer.note:
+        out.print(answer.note, markup=False)
     shown = len(answer.results)
     table = Table(
         title=Text(f"conversations: {query!r}, {answer.total_found} lines ({shown} shown)")
@@ -395,12 +405,17 @@ def search_workspace_command(
     table.add_column("date")
     table.add_column("conversation", overflow="fold")
     table.add_column("file:line", overflow="fold")
+    table.add_column("match")
     table.add_column("excerpt")
     for r in answer.results:
         name = r.path.rsplit(f"/{r.conversation}/", 1)[-1]
         more = f" (+{r.conversation_hits - 1})" if r.conversation_hits > 1 else ""
         table.add_row(
-            r.date, Text(r.conversation + more), Text(f"{name}:{r.line}"), Text(r.excerpt)
+            r.date,
+            Text(r.conversation + more),
+            Text(f"{name}:{r.line}"),
+            r.match,
+            Text(r.excerpt),
         )
     out.print(table)
 
@@ -433,13 +448,16 @@ def search_reports_command(
     if as_json:
         print_json(answer.model_dump())
         return
+    if answer.note:
+        out.print(answer.note, markup=False)
     if not answer.results:
-        out.print(f"no report holds {query!r} or all of its words", markup=False)
+        if answer.suggestions:
+            out.print("did you mean: " + ", ".join(answer.suggestions), markup=False)
         return
-    words = answer.results[0].match == "words"
+    match = answer.results[0].match
     title = f"reports: {query!r}, the best {len(answer.results)}"
-    if words:
-        title += " (no report holds it whole; these hold all its words)"
+    if match != "exact":
+        title += f" (match: {match})"
     table = Table(title=Text(title))
     table.add_column("count", justify="right")
     table.add_column("date")
@@ -664,15 +682,24 @@ def search_elog_command(
             out.print("no ELOG entry in these dates and filters", markup=False)
         else:
             out.print(f"no ELOG entry matches {what}", markup=False)
+        if answer.note:
+            out.print(answer.note, markup=False)
+        if answer.suggestions:
+            out.print(f"closest indexed words: {', '.join(answer.suggestions)}", markup=False)
         return
+    if answer.corrected_query:
+        what = f"{what} (searched as {answer.corrected_query!r})"
     out.print(
         f"elog: {what}, {len(answer.hits)} of {answer.total} shown, ordered by {answer.ranker}",
         markup=False,
         style="bold",
     )
+    if answer.note:
+        out.print(answer.note, markup=False)
     for h in answer.hits:
         kind = " / ".join(v for v in (h.category, h.system, h.section) if v)
         score = f"  score {h.score:.3f}" if answer.ranker != "recency" else ""
+        score += f"  ({h.match})" if h.match and h.match != "words" else ""
         out.print("")
         out.print(
             f"#{h.elog_id}  {h.date[:16].replace('T', ' ')}  {h.author}  [{kind}]{score}",

@@ -249,9 +249,11 @@ def build_server(settings: Settings) -> TroveServer:
         query: Annotated[
             str,
             _query(
-                "Search query - keywords to find in report content (case-insensitive). Reports "
-                "holding the whole query rank first; if none does, reports holding all its words.",
-                ["decode timeout", "proxy configuration", "McKinsey"],
+                "Search query - words, a phrase or a plain-language question (case-insensitive). "
+                "Reports holding the whole query rank first; if none does, reports holding all "
+                "its words; then reports holding some of its words or their inflections; "
+                "misspelt words are corrected.",
+                ["decode timeout", "proxy configuration", "why do joins fail behind a proxy"],
             ),
         ],
         command_filter: Annotated[
@@ -265,10 +267,16 @@ def build_server(settings: Settings) -> TroveServer:
         max_results: Annotated[int, _count("Maximum number of results to return", 100)] = 10,
     ) -> reports.SearchReportsResult:
         """Search the analysis reports (markdown files kept in one folder per command that
-        produced them) for a word or phrase, case-insensitively. Results rank by how often a
-        report holds the query, then newest first, each with an excerpt around the first
-        match, its date and path. Then read one with get_report, or browse one command's
-        reports with list_command_reports."""
+        produced them) for a word, phrase or question, case-insensitively. It answers in
+        tiers, the first that finds anything: each hit's `match` says which. 'exact': the
+        report holds the whole query (ranked by how often, then newest); 'words': it holds
+        every word, any order; 'related': some of the words or words of the same stem (more
+        of the query's words first, then BM25; stop words never match alone); 'fuzzy':
+        misspelt words were replaced by the closest indexed words (`corrected_query`).
+        `note` says how the query was matched and, when nothing matched, which words no
+        report holds (`suggestions`: the closest indexed words). Each hit has an excerpt
+        around the first match, its date and path. Then read one with get_report, or
+        browse one command's reports with list_command_reports."""
         return await run_query(reports.search_reports, ctx, query, command_filter, max_results)
 
     async def list_command_reports(
@@ -360,8 +368,8 @@ def build_server(settings: Settings) -> TroveServer:
         query: Annotated[
             str,
             _query(
-                "Text to find in past conversations: a literal word or phrase, matched "
-                "case-insensitively within one line.",
+                "Text to find in past conversations: a word, phrase or question, matched "
+                "case-insensitively within one line (as written first; see the tiers).",
                 ["authentication", "token expiry"],
             ),
         ],
@@ -375,8 +383,14 @@ def build_server(settings: Settings) -> TroveServer:
     ) -> workspace.WorkspaceSearchResponse:
         """Search past conversations (conversations/{YYYY-MM or YYYY-MM-DD}/{NNN-slug}/
         files) for a text, line by line: one result per matching line with the
-        conversation, its date folder, the file, line number and an excerpt. Whole-word
-        matches rank first, then newest first; total_found counts every matching line."""
+        conversation, its date folder, the file, line number and an excerpt. It answers in
+        tiers, the first that finds any line: match 'exact' (the query as written;
+        whole-word matches first, then newest), 'words' (every word, any order),
+        'fuzzy' (words no conversation holds replaced by the closest indexed words, see
+        corrected_query), 'related' (some of the words or words of the same stem; stop
+        words never match alone; most words first). note says how the query was matched
+        or why nothing did (unknown words, with suggestions; a date_range naming no
+        folder); total_found counts the matching lines of the tier that answered."""
         return await run_query(workspace.search_workspace, ctx, query, date_range, max_results)
 
     # ------------------------------------------------------------------ ELOG
@@ -388,9 +402,10 @@ def build_server(settings: Settings) -> TroveServer:
             str | None,
             Field(
                 description="Search text or regex pattern (e.g., 'beam dump', 'RF.*fault'). "
-                "A query with .*, .+, |, [...], \\d, \\w, \\s, \\b, a leading ^ or a trailing "
-                "$ is a regular expression (case-insensitive, over title and text); any other "
-                "is text. Omit to search by filters/dates only.",
+                "A query with .*, .+, .?, a bounded repeat ({3}, {0,3}), |, [...], \\d, \\w, "
+                "\\s, \\b, a leading ^ or a trailing $ is a regular expression "
+                "(case-insensitive, over title and text); any other is text: plain words or a "
+                "question, any word form, typos forgiven. Omit to search by filters/dates only.",
                 max_length=MAX_QUERY_CHARS,
                 examples=["beam dump", "RF.*fault", "SATUN18"],
             ),
@@ -431,7 +446,15 @@ def build_server(settings: Settings) -> TroveServer:
         text search, regex patterns, time ranges and attribute filters (category, system,
         domain); all are optional and combine (no query: newest first). Each hit has its
         elog_id, title, date, author, attributes, a snippet and a link; get_elog_thread
-        shows its thread."""
+        shows its thread.
+
+        Text forgives: any word form matches (klystrons finds klystron); entries holding
+        more of the query's words rank first, but one word missing never empties the
+        answer; stop words never match alone; a word no entry holds is replaced by the
+        closest indexed word (corrected_query, suggestions). Each text hit's match says
+        how: words (every word), related (some of them), fuzzy (after a correction). note
+        explains corrections and empty answers (words no entry holds, or the filter or
+        date range that left nothing)."""
         return await run_query(
             elog.search_elog, ctx, query, since, until, category, system, domain, max_results
         )
