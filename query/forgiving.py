@@ -37,6 +37,11 @@ _CJK = re.compile(rf"[{CJK_CHARS}]")
 # A stem family of more terms than this is cut there (the most common first is not known
 # here: the first in order), so that a short stem stays cheap.
 MAX_FAMILY = 256
+# A query of at most this many content words ranks the documents holding more of them
+# first (there, one word missing loses much of the meaning); a longer question ranks by
+# BM25 alone, which weighs the words held well enough (CISI nDCG@10, reports: 0.227 with
+# coverage first, 0.306 without).
+FEW_WORDS = 4
 # Typo correction: words of at least this many characters, compared with at most this
 # many terms of about their length, accepted from this similarity (0-100) on.
 MIN_CORRECTABLE = 4

@@ -21,9 +21,6 @@ from query.forgiving import closest, family, is_cjk
 
 K1 = 1.2
 B = 0.75
-# A query of at most this many content words ranks the reports holding more of them
-# first; a longer one by BM25 alone.
-FEW_WORDS = 4
 
 
 class TierSegment(Protocol):

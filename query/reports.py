@@ -53,7 +53,7 @@ from query import report_tiers as tiers
 from query.args import check_name, check_query, check_range
 from query.context import QueryContext
 from query.errors import ErrorCode, TroveError
-from query.forgiving import content_weights, content_words, family, is_cjk
+from query.forgiving import FEW_WORDS, content_weights, content_words, family, is_cjk
 from query.indexes import Derived
 
 log = logging.getLogger(__name__)
@@ -868,12 +868,10 @@ def _best(found: list[tuple[_Segment, dict[int, float]]], n: int) -> list[_Ranke
 
 
 def _best_related(found: list[tuple[_Segment, tiers.Related]], n: int, words: int) -> list[_Ranked]:
-    """The n best of the related tier, by BM25 over stems, then newest, then by path. A
-    query of few words (``words``: its content words) ranks the reports holding more of
-    them first: there, one word missing loses much of the meaning; in a longer question
-    BM25 weighs the words held well enough (CISI nDCG@10 0.227 with coverage first, 0.305
-    without)."""
-    strict = words <= tiers.FEW_WORDS
+    """The n best of the related tier, by BM25 over stems, then newest, then by path; a
+    query of FEW_WORDS content words (``words``) or fewer ranks the reports holding more
+    of them first."""
+    strict = words <= FEW_WORDS
     ranked: list[tuple[int, float, int, _Segment, tiers.Related, int]] = []
     for segment, r in found:
         days = segment.day_ranks()

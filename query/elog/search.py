@@ -22,7 +22,7 @@ from query.elog.models import ElogHit, ElogSearchResponse, Match, Ranker
 from query.elog.regex_search import compile_regex, is_regex, regex_hits
 from query.elog.snippets import snippet
 from query.elog.text_query import WORD_FIELDS, TextQuery, text_query
-from query.forgiving import closest
+from query.forgiving import FEW_WORDS, closest
 from query.rerank import Candidate, RerankMode, choose_reranker, rerank_scores
 
 MAX_RESULTS = 50
@@ -128,9 +128,14 @@ def search_elog(
         )
         note = f"{note}; {held_note}" if note else held_note
     match: Match = "fuzzy" if plan.corrected_query else "words"
-    # Coordination: the words held first, BM25F (relative to the best) among equals.
+    # Coordination (a query of few words): the words held first, BM25F (relative to the
+    # best) among equals; a longer question by BM25F alone.
     top = max(score for _, score, _ in found) or 1.0
-    found = [(f, held + COORDINATION_SHARE * score / top, held) for f, score, held in found]
+    coordinate = n <= FEW_WORDS
+    found = [
+        (f, (held if coordinate else 0) + COORDINATION_SHARE * score / top, held)
+        for f, score, held in found
+    ]
     snippets = [snippet(fields.get("body") or "", tq.shown) for fields, _, _ in found]
     if reranker is None:
         scores = [score for _, score, _ in found]
@@ -266,6 +271,9 @@ def _candidates(
     the rarest word: 3-5x faster at 30k entries than any word).
     """
     n = len(tq.stems)
+    if n > FEW_WORDS:  # ranked by BM25F alone: the best of all that match
+        hits = index.ranked_search(tq.query, depth, set(counts))
+        return [(hit.fields, hit.score, counts[hit.docnum]) for hit in hits]
     by_level: dict[int, set[int]] = {}
     for d, c in counts.items():
         by_level.setdefault(c, set()).add(d)

@@ -12,15 +12,16 @@ other add a boost where their stems stand in a row in the title or the body.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from indexer.engine.base import AllOf, AnyOf, Boosted, PhraseClause, Ranked, TermClause
 from query.errors import TroveError
-from query.forgiving import STOP_WORDS, stem
+from query.forgiving import STOP_WORDS, all_words, stem
 from query.rerank import query_words
 
 # Stemmed fields scored for each word, with their boosts.
-WORD_FIELDS = (("title_stems", 2.0), ("body_stems", 1.0), ("attributes_stems", 0.8))
+WORD_FIELDS = (("title_stems", 1.0), ("body_stems", 1.0), ("attributes_stems", 0.8))
 # Two adjacent query words in a row in the title or the body (stems): a proximity boost.
 PAIR_FIELDS = (("title_stems", 1.0), ("body_stems", 0.5))
 # A query's words past these counts are not searched (a query is at most 1,000
@@ -44,6 +45,9 @@ class TextQuery:
     required: Ranked | None
     shown: list[str]  # every word a snippet may show
     stop_words: tuple[str, ...] = ()  # the query's stop words (left out)
+    # How often the query says each stem (a word a question repeats weighs more); 1 if
+    # not given.
+    times: tuple[tuple[str, int], ...] = ()
 
     @property
     def query(self) -> Ranked:
@@ -57,7 +61,8 @@ class TextQuery:
         return self._ranked(all_words=True)
 
     def word_clause(self, s: str) -> AnyOf:
-        return AnyOf(tuple(TermClause(name, s, boost=boost) for name, boost in WORD_FIELDS))
+        n = dict(self.times).get(s, 1)
+        return AnyOf(tuple(TermClause(name, s, boost=boost * n) for name, boost in WORD_FIELDS))
 
     def pairs(self) -> list[PhraseClause]:
         found = []
@@ -88,7 +93,12 @@ class TextQuery:
         """The same query over other words (a correction's)."""
         kept, stems = _by_stem(words)
         return TextQuery(
-            kept, stems, self.required, list(dict.fromkeys(self.shown + words)), self.stop_words
+            kept,
+            stems,
+            self.required,
+            list(dict.fromkeys(self.shown + words)),
+            self.stop_words,
+            self.times,
         )
 
 
@@ -135,4 +145,6 @@ def text_query(query: str) -> TextQuery:
             f"query {query!r} holds no words to search for; give words, device names or a regex",
         )
     must = None if not required else AllOf(tuple(required)) if len(required) > 1 else required[0]
-    return TextQuery(words, stems, must, list(dict.fromkeys(shown)), stop_words)
+    said = Counter(stem(w) for w in all_words(_PHRASE.sub(" ", query)) if w not in STOP_WORDS)
+    times = tuple((s, said[s]) for s in stems if said[s] > 1)
+    return TextQuery(words, stems, must, list(dict.fromkeys(shown)), stop_words, times)

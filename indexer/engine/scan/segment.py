@@ -143,7 +143,8 @@ class MemorySegment:
 
     def _bm25(self, name: str, postings: list[Posting], posting: Posting, tf: float = 0) -> float:
         n = self.doc_count_all
-        idf = math.log(n / (len(postings) + 1)) + 1
+        df = len(postings)
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))  # Lucene's, as the Whoosh engine
         avgfl = (self._lengths.get(name, 0) / n if n else 0) or 1
         fl = self._docs[posting.doc].lengths.get(name, 0)
         tf = tf or posting.freq
