@@ -2,7 +2,7 @@
 stems, quoted phrases, and the BM25F query they make (the engine's ``Ranked`` clauses,
 which name no engine).
 
-Words are ranked by BM25F over the stemmed title (x2), body and attribute values
+Words are ranked by BM25F over the stemmed title, body and attribute values (x0.8)
 (indexer/sources/elog.py's ``*_stems`` fields), so ``klystrons`` finds ``klystron``.
 Stop words never match alone: they are left out (a query of nothing else finds
 nothing, and says so). Two query words next to each
@@ -120,7 +120,7 @@ def split_query(query: str) -> tuple[list[str], list[str], list[str]]:
 
 
 def text_query(query: str) -> TextQuery:
-    """BM25F over stemmed title (x2), body and attributes; quoted phrases must appear
+    """BM25F over stemmed title, body and attributes; quoted phrases must appear
     (in the title or the body, as written)."""
     phrases, every, content = split_query(query)
     words, stems = _by_stem(content)

@@ -106,7 +106,8 @@ class MemorySegment:
     def live_stored(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
         return ((n, doc.stored) for n, doc in enumerate(self._docs))
 
-    # ---- ranking: BM25F as Whoosh computes it, over exact field lengths
+    # ---- ranking: BM25F as the Whoosh engine computes it (Lucene's idf), over exact
+    # field lengths
 
     def top(self, query: Ranked, limit: int, allowed: set[int] | None = None) -> list[Scored]:
         scores = self._scores(query)
