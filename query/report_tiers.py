@@ -10,6 +10,7 @@ nor by stem, and the closest indexed words to each (query/forgiving.py).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -109,23 +110,30 @@ def related(
     out = []
     for i, s in enumerate(segments):
         size = s.segment.bytes_column("text").size
-        found = Related({}, {}, {})
-        norms: dict[int, float] = {}
-        for freqs, df, n in zip(per_word, dfs, times, strict=True):
-            tf_of = freqs[i]
+        held = [freqs[i] for freqs in per_word]
+        base, per_byte = K1 * (1 - B), K1 * B / st.mean_size
+        norms = {d: base + per_byte * size(d) for d in set().union(*held)}
+        score: dict[int, float] = {}
+        occurrences: dict[int, float] = {}
+        for tf_of, df, n in zip(held, dfs, times, strict=True):
             if not tf_of:
                 continue
             gain = n * math.log(1 + (st.reports - df + 0.5) / (df + 0.5)) * (K1 + 1)
-            score, matched, occurrences = found.score, found.matched, found.occurrences
-            for d, tf in tf_of.items():
-                norm = norms.get(d)
-                if norm is None:
-                    norm = norms[d] = K1 * (1 - B + B * size(d) / st.mean_size)
-                score[d] = score.get(d, 0.0) + gain * tf / (tf + norm)
-                matched[d] = matched.get(d, 0) + 1
-                occurrences[d] = occurrences.get(d, 0.0) + tf
-        out.append(found)
+            score = _added(score, {d: gain * tf / (tf + norms[d]) for d, tf in tf_of.items()})
+            occurrences = _added(occurrences, dict(tf_of))
+        matched = dict(Counter(chain.from_iterable(held)))
+        out.append(Related(matched, score, occurrences))
     return out
+
+
+def _added(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
+    """``a`` and ``b`` added key by key, in whichever is larger (both are the caller's)."""
+    if len(a) < len(b):
+        a, b = b, a
+    get = a.get
+    for d, v in b.items():
+        a[d] = get(d, 0.0) + v
+    return a
 
 
 def unknown_words(segments: Sequence[TierSegment], qwords: list[str]) -> list[str]:
