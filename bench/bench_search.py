@@ -8,7 +8,8 @@ the same arguments): by default 10,000 reports, 200 commands and 5,000 conversat
 (about 10,000 conversation files). Brings the indexes in line (reconcile: a no-op when
 they are), then, in one process with one QueryContext (as the MCP server keeps it):
   cold     the first query of each search (fills the per-process caches)
-  p50/p95  a fixed mix of queries, ROUNDS times each, warm
+  p50/p95  a fixed mix of queries, ROUNDS times each, warm; for search_workspace, the
+           queries found as written and those only the lower tiers answer, apart
   scan     what a user has without trove, on a few of the queries: a Python read of every
            file (commands and reports for search_commands; conversation files, line by
            line, for search_workspace) and ripgrep (`rg -i -F -c`) for search_workspace
@@ -93,6 +94,23 @@ WORKSPACE_QUERIES: tuple[tuple[str, str | None], ...] = (
     ("proxy", "2024-05"),
     ("kerberos", "2025-03"),
     ("token", "DAY"),
+)
+# Queries no line holds as written, answered by the lower tiers (every word in any order,
+# corrected words, related words): plain questions, inflected and misspelt words.
+LOWER_TIER_QUERIES: tuple[tuple[str, str | None], ...] = (
+    ("kerberos ticket proxy timeouts", None),
+    ("decoding timeouts", None),
+    ("why does the websocket keep reconnecting", None),
+    ("proxies failing authentication", None),
+    ("how do I fix the decode timeout regression", None),
+    ("certificates expiring during handshake", None),
+    ("dns timeouts after waking", None),
+    ("split tunnels", None),
+    ("kerberos tikcet", None),
+    ("websocket reconect storm", None),
+    ("handshak certificat", None),
+    ("sesion token expird", None),
+    ("reconnecting websockets", "2024-05"),
 )
 WORST_CASES: tuple[tuple[str, str | None], ...] = (("the", None), ("e", None))
 SCANNED_COMMANDS = ("speech SDK log analysis", "vpn split tunnel", "clock skew")
@@ -301,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
 
         cmd = run_mix([(q, None) for q in COMMAND_QUERIES], commands, args.rounds, args.seed)
         ws = run_mix(workspace_mix, workspace, args.rounds, args.seed)
+        ws_lower = run_mix(list(LOWER_TIER_QUERIES), workspace, args.rounds, args.seed)
         worst = run_mix(list(WORST_CASES), workspace, args.rounds, args.seed)
     finally:
         ctx.close()
@@ -312,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p95_cmd = report("search_commands", cmd, [], out)
     p95_ws = report("search_workspace", ws, worst, out)
+    p95_lower = report("search_workspace, lower tiers", ws_lower, [], out)
 
     if not args.no_scan:
         table = Table(title="against a scan without an index (one run each)")
@@ -349,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         out.print(table)
         out.print("ratio: the faster alternative's time over trove's p50")
-    return 0 if max(p95_cmd, p95_ws) <= TARGET_P95_MS else 1
+    return 0 if max(p95_cmd, p95_ws, p95_lower) <= TARGET_P95_MS else 1
 
 
 if __name__ == "__main__":

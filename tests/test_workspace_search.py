@@ -21,7 +21,7 @@ from query import workspace
 from query.cli import app
 from query.context import QueryContext
 from query.errors import TroveError
-from query.workspace import check_date_range, query_words, search_workspace
+from query.workspace import cache, check_date_range, limits, query_words, search_workspace, tiers
 
 # The spec's folders, plus neighbours a month filter must leave out.
 CONVERSATIONS = {
@@ -303,13 +303,13 @@ def test_only_files_the_index_points_at_are_read(
     convs({f"2025-06/00{i}-filler/x.md": "nothing to see\n" for i in range(5)})
     convs({"2025-06/009-zebra/x.md": "a zebra crossing\n"})
     read: list[str] = []
-    real = workspace.read_file
+    real = cache.read_file
 
     def spy(root: Path, rel: str, max_bytes: int):
         read.append(rel)
         return real(root, rel, max_bytes)
 
-    monkeypatch.setattr(workspace, "read_file", spy)
+    monkeypatch.setattr(cache, "read_file", spy)
     assert search_workspace(ctx, "zebra").total_found == 1
     assert set(read) == {"2025-06/009-zebra/x.md"}
 
@@ -319,13 +319,13 @@ def test_a_repeated_search_reads_only_the_files_it_shows(
 ) -> None:
     assert search_workspace(ctx, "authentication").total_found == 5
     read: list[str] = []
-    real = workspace.read_file
+    real = cache.read_file
 
     def spy(root: Path, rel: str, max_bytes: int):
         read.append(rel)
         return real(root, rel, max_bytes)
 
-    monkeypatch.setattr(workspace, "read_file", spy)
+    monkeypatch.setattr(cache, "read_file", spy)
     answer = search_workspace(ctx, "authentication", max_results=1)
     assert answer.total_found == 5
     assert read == [answer.results[0].path.split("/conversations/", 1)[1]]
@@ -484,7 +484,7 @@ def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
     engine: str,
 ) -> None:
     for name, value in plan.items():
-        monkeypatch.setattr(workspace, name, value)
+        monkeypatch.setattr(limits, name, value)
     rng = random.Random(seed)
     root = tmp_path / "conversations"
     paths = random_corpus(root, rng, files=40)
@@ -741,15 +741,15 @@ def test_lower_tiers_read_a_bounded_number_of_files(
     convs, make_settings, ctx_for, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     convs({f"2025-07-{i:02d}/001-c/x.md": f"proxy number {i}\n" for i in range(1, 21)})
-    monkeypatch.setattr(workspace, "MAX_FILES_READ", 5)
+    monkeypatch.setattr(limits, "MAX_FILES_READ", 5)
     read: list[str] = []
-    real = workspace.read_file
+    real = cache.read_file
 
     def spy(root: Path, rel: str, max_bytes: int):
         read.append(rel)
         return real(root, rel, max_bytes)
 
-    monkeypatch.setattr(workspace, "read_file", spy)
+    monkeypatch.setattr(cache, "read_file", spy)
     answer = search_workspace(ctx_for(make_settings()), "proxies numbered")
     assert {r.match for r in answer.results} == {"related"}
     assert [r.date for r in answer.results[:2]] == ["2025-07-20", "2025-07-19"]  # newest
@@ -825,3 +825,14 @@ def test_cli_search_workspace_shows_the_tier_and_the_note(convs, tmp_path: Path)
     assert "authentication" in data["suggestions"]
     none = runner.invoke(app, ["--config", cfg, "search", "workspace", "the of"])
     assert none.exit_code == 0 and "too common" in none.stdout
+
+
+def test_the_related_tier_answers_the_same_when_it_scores_every_line(
+    sample_ctx: QueryContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = [(q, k) for q, _ in SAMPLE_QUESTIONS for k in (1, 3, 10)]
+    answers = [search_workspace(sample_ctx, q, max_results=k) for q, k in asked]
+    assert any(r.match == "related" for a in answers for r in a.results)
+    monkeypatch.setattr(tiers, "fills", lambda lines, k: False)
+    for (q, k), answer in zip(asked, answers, strict=True):
+        assert search_workspace(sample_ctx, q, max_results=k) == answer, q

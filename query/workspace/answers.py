@@ -1,0 +1,81 @@
+"""A tier's answer: the lines shown (at most LINES_PER_CONVERSATION per conversation
+while others match too), per conversation how many lines match, and in all."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from query.workspace import limits
+from query.workspace.cache import Doc, SegmentCache
+from query.workspace.lines import Line
+from query.workspace.view import View
+
+
+@dataclass
+class Answer:
+    """A tier's answer: the lines shown, per conversation how many lines match, in all."""
+
+    top: list[Line]
+    per_conversation: dict[tuple[str, str], int]
+    total: int
+    originals: dict[str, str | None]
+
+
+NOTHING = Answer([], {}, 0, {})
+
+
+def newest_first(found: Iterable[tuple[SegmentCache, Doc]]) -> list[tuple[SegmentCache, Doc]]:
+    """Newest first (date folder, then conversation), then by path: the order ties keep."""
+    docs = sorted(found, key=lambda d: d[1].key)
+    docs.sort(key=lambda d: d[1].conv, reverse=True)
+    return docs
+
+
+def pick(lines: list[Line], k: int) -> list[Line]:
+    """The best k of lines given best first (``rank`` their place), at most
+    LINES_PER_CONVERSATION per conversation unless fewer conversations match."""
+    taken: list[Line] = []
+    spare: list[Line] = []
+    per: Counter[tuple[str, str]] = Counter()
+    for ln in lines:
+        if per[ln.doc.conv] < limits.LINES_PER_CONVERSATION:
+            per[ln.doc.conv] += 1
+            taken.append(ln)
+            if len(taken) == k:
+                return taken
+        elif len(spare) < k:
+            spare.append(ln)
+    taken.extend(spare[: k - len(taken)])
+    taken.sort(key=lambda ln: ln.rank)
+    return taken
+
+
+def fills(lines: list[Line], k: int) -> bool:
+    """Whether ``pick`` finds its k lines among these alone (those after cannot change
+    its choice)."""
+    per: Counter[tuple[str, str]] = Counter()
+    taken = 0
+    for ln in lines:
+        if per[ln.doc.conv] < limits.LINES_PER_CONVERSATION:
+            per[ln.doc.conv] += 1
+            taken += 1
+            if taken == k:
+                return True
+    return False
+
+
+def answer_lines(view: View, lines: list[Line], k: int) -> Answer:
+    """A lower tier's answer from every line it found, best first."""
+    for rank, ln in enumerate(lines):
+        ln.rank = rank
+    while True:
+        top = pick(lines, k)
+        originals = view.originals(top)
+        gone = {key for key, text in originals.items() if text is None}
+        if not gone:
+            break
+        lines = [ln for ln in lines if ln.doc.key not in gone]
+    per_conversation = Counter(ln.doc.conv for ln in lines)
+    return Answer(top, dict(per_conversation), len(lines), originals)

@@ -1,0 +1,69 @@
+"""What search_workspace answers: its hits and the response around them."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from query.workspace import limits
+
+Match = Literal["exact", "words", "related", "fuzzy"]
+
+
+class WorkspaceHit(BaseModel):
+    """One line of a conversation file that holds the query."""
+
+    conversation: str = Field(description="The conversation's folder name (e.g. 001-debug-auth).")
+    date: str = Field(
+        description="The date folder the conversation is in, as named: 2025-11 (a month "
+        "folder) or 2025-11-10 (a day folder)."
+    )
+    path: str = Field(description="Absolute path of the file.")
+    line: int = Field(description="Line number in the file (1-based).")
+    excerpt: str = Field(
+        description="The matching line (long lines cut to the part around the match, "
+        "marked with …)."
+    )
+    score: float = Field(
+        description="Relevance 0-1, case ignored: 1 when the query matches whole words; "
+        "less at the start or end of a word, least inside one."
+    )
+    conversation_hits: int = Field(
+        description="How many lines of this conversation match (results show at most "
+        f"{limits.LINES_PER_CONVERSATION} per conversation while others match too)."
+    )
+    match: Match = Field(
+        default="exact",
+        description="How the line matched; the first tier that finds any line answers: "
+        "'exact', the line holds the query as written (case-insensitive); 'words', no "
+        "line did, and this one holds every word of it, in any order; 'related', no line "
+        "held every word, and this one holds some of the words or words of the same stem "
+        "(stop words never match alone), more of the query's words first; 'fuzzy', words "
+        "no conversation holds were replaced by the closest indexed words "
+        "(corrected_query).",
+    )
+
+
+class WorkspaceSearchResponse(BaseModel):
+    """The answer to search_workspace."""
+
+    results: list[WorkspaceHit] = Field(
+        description="Best first; ties newest first (date folder, then conversation)."
+    )
+    total_found: int = Field(
+        description="How many lines match in all (in the tier that answered), before max_results."
+    )
+    note: str | None = Field(
+        default=None,
+        description="How the query was matched (null for 'exact'); when nothing matched, "
+        "why: which words no conversation holds and the closest indexed words, or that "
+        "the date_range names no conversation folder.",
+    )
+    suggestions: list[str] = Field(
+        default_factory=list,
+        description="Indexed words closest to the query's words that no conversation holds.",
+    )
+    corrected_query: str | None = Field(
+        default=None, description="The query as corrected, when match is 'fuzzy'."
+    )

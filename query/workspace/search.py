@@ -1,0 +1,229 @@
+"""search_workspace: the arguments, the tiers in order, and the notes that say how the
+query was matched or why nothing was."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from indexer.sources.base import CJK_CHARS
+from query import forgiving
+from query.args import check_query, check_range
+from query.context import QueryContext
+from query.errors import TroveError
+from query.workspace import limits
+from query.workspace.answers import Answer
+from query.workspace.candidates import look_up
+from query.workspace.dates import check_date_range
+from query.workspace.lines import excerpt, original_line
+from query.workspace.models import Match, WorkspaceHit, WorkspaceSearchResponse
+from query.workspace.tiers import exact_lines, related_lines, word_lines
+from query.workspace.view import COLLECTION, View
+
+FUZZY_FACTOR = 0.9
+
+
+def search_workspace(
+    ctx: QueryContext, query: str, date_range: str | None = None, max_results: int = 10
+) -> WorkspaceSearchResponse:
+    """Conversation lines that match ``query``, best first, from the first tier that finds
+    any (see the module docstring): the query as written (literal, case-insensitive),
+    every word of it in any order, its unknown words corrected, some of its words or
+    words of the same stem.
+
+    ``date_range``: ``YYYY-MM`` (the month folder and its day folders) or ``YYYY-MM-DD``
+    (that day's folder only); None searches every conversation.
+    """
+    literal = check_query(query)
+    if "\n" in literal or "\r" in literal:
+        raise TroveError(
+            "INVALID_QUERY", "query spans several lines; search_workspace matches within one line"
+        )
+    dr = check_date_range(date_range)
+    check_range(max_results, "max_results", 1, limits.MAX_RESULTS)
+    root = ctx.settings.source_root(COLLECTION)
+    if root is None or not root.is_dir():
+        raise TroveError(
+            "DIRECTORY_NOT_FOUND",
+            f"the conversations folder {root or '(not configured)'} does not exist; "
+            "check [sources] conversations in the config",
+        )
+    view = View(ctx, root, dr)
+    exact = exact_lines(view, literal, max_results)
+    if exact.total:
+        return _response(view, exact, "exact")
+    return _forgive(view, literal, max_results)
+
+
+_WORD_RUN = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+")
+
+
+def _forgive(view: View, literal: str, k: int) -> WorkspaceSearchResponse:
+    """Tiers 2-4, once no line holds the query as written."""
+    if view.range is not None:
+        with view.snapshot() as segments:
+            folders = any(view.in_range(segment) for segment, _ in segments)
+        if not folders:
+            return _empty(
+                f"no conversation folder for {view.range.value}: nothing to search there; "
+                "try another date_range or none"
+            )
+    words = forgiving.words(literal)
+    if not words:
+        return _empty(
+            f"no conversation line holds {_short(literal)!r}; it has no words to look for"
+        )
+    cut = len(words) > limits.MAX_WORDS
+    words = words[: limits.MAX_WORDS]
+    stems = list(
+        {forgiving.stem(w): w for w in reversed(words) if w not in forgiving.STOP_WORDS}.values()
+    )[::-1]
+    first_words = f"; only its first {limits.MAX_WORDS} words were used" if cut else ""
+    if not stems:
+        return _empty(
+            f"no conversation line holds {_short(literal)!r}, and its words ({', '.join(words)}) "
+            "are too common to find anything alone: add a word that says what to look for"
+        )
+    answer, capped = word_lines(view, words, k)
+    if answer.total:
+        note = f"no line holds {_short(literal)!r} as written; these hold every word of it, in any order"
+        return _response(view, answer, "words", note + first_words + _capped(capped))
+
+    lookup = look_up(view, stems)
+    unknown = [w for w, known in zip(stems, lookup.known, strict=True) if not known]
+    closest = _closest(view, unknown)
+    suggestions = list(dict.fromkeys(c for found in closest.values() for c in found))
+    fixes = {w: found[0] for w, found in closest.items() if found}
+    absent = f"no conversation holds {_quoted(unknown)}" if unknown else ""
+    if fixes:
+        corrected = _WORD_RUN.sub(lambda m: fixes.get(m.group().lower(), m.group()), literal)
+        fixed, capped = exact_lines(view, corrected, k), False
+        how = "as written"
+        if not fixed.total:
+            fixed_words = forgiving.words(corrected)[: limits.MAX_WORDS]
+            fixed, capped = word_lines(view, fixed_words, k)
+            how = "every word, in any order"
+            if not fixed.total:
+                fixed_stems = list(
+                    {
+                        forgiving.stem(w): w
+                        for w in reversed(fixed_words)
+                        if w not in forgiving.STOP_WORDS
+                    }.values()
+                )[::-1]
+                fixed_lookup = look_up(view, fixed_stems)
+                fixed, capped = related_lines(view, fixed_lookup, len(fixed_stems), k)
+                how = "some of its words or words of the same stem, most words first"
+        if fixed.total:
+            note = f"{absent}; these lines hold {corrected!r} ({how})"
+            return _response(
+                view,
+                fixed,
+                "fuzzy",
+                note + first_words + _capped(capped),
+                suggestions,
+                corrected,
+                FUZZY_FACTOR,
+            )
+    related, capped = related_lines(view, lookup, len(stems), k)
+    if related.total:
+        note = (
+            "no line holds every word of the query; these hold some of its words or words "
+            "of the same stem, most words first"
+        )
+        if absent:
+            note += f" ({absent}{_suggested(suggestions)})"
+        return _response(
+            view, related, "related", note + first_words + _capped(capped), suggestions
+        )
+
+    parts = [f"no conversation line holds {_short(literal)!r}, all its words or any of them"]
+    if absent:
+        parts.append(absent + _suggested(suggestions))
+    if view.range is not None and not unknown:
+        parts.append(
+            f"its words are in conversations outside {view.range.value}: try without date_range"
+        )
+    common = [w for w in words if w in forgiving.STOP_WORDS]
+    if common:
+        parts.append(f"common words ({', '.join(common)}) never match alone")
+    return _empty("; ".join(parts) + first_words, suggestions)
+
+
+def _closest(view: View, unknown: list[str]) -> dict[str, list[str]]:
+    """Per word no conversation holds, the closest indexed words (best first)."""
+    found: dict[str, list[str]] = {}
+    if not unknown:
+        return found
+    with view.snapshot() as segments:
+        for word in unknown:
+            n = len(word)
+            if (
+                n > limits.MAX_CORRECTED_LENGTH
+                or n < forgiving.MIN_CORRECTABLE
+                or not word.isalpha()
+            ):
+                found[word] = []
+                continue
+            pool = dict.fromkeys(
+                term
+                for segment, seg in segments
+                for term in seg.words_of_length(segment, n - 2, n + 2)
+            )
+            found[word] = forgiving.closest(word, pool)
+    return found
+
+
+def _quoted(words: Iterable[str]) -> str:
+    return ", ".join(repr(_short(w)) for w in words)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _suggested(suggestions: list[str]) -> str:
+    return f"; closest indexed words: {', '.join(suggestions)}" if suggestions else ""
+
+
+def _capped(capped: bool) -> str:
+    return f"; only the {limits.MAX_FILES_READ} most promising files were read" if capped else ""
+
+
+def _empty(note: str, suggestions: list[str] | None = None) -> WorkspaceSearchResponse:
+    return WorkspaceSearchResponse(
+        results=[], total_found=0, note=note, suggestions=suggestions or []
+    )
+
+
+def _response(
+    view: View,
+    answer: Answer,
+    match: Match,
+    note: str | None = None,
+    suggestions: list[str] | None = None,
+    corrected: str | None = None,
+    factor: float = 1.0,
+) -> WorkspaceSearchResponse:
+    hits = []
+    for ln in answer.top:
+        line = original_line(answer.originals[ln.doc.key], ln)
+        hits.append(
+            WorkspaceHit(
+                conversation=ln.doc.conversation,
+                date=ln.doc.date,
+                path=str(view.root / ln.doc.key),
+                line=ln.number,
+                excerpt=excerpt(line, ln.col, ln.length),
+                score=ln.score if factor == 1.0 else round(ln.score * factor, 4),
+                conversation_hits=answer.per_conversation[ln.doc.conv],
+                match=match,
+            )
+        )
+    return WorkspaceSearchResponse(
+        results=hits,
+        total_found=answer.total,
+        note=note,
+        suggestions=suggestions or [],
+        corrected_query=corrected,
+    )

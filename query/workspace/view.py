@@ -1,0 +1,61 @@
+"""What every tier reads: the collection's index, the per-process cache and the files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from indexer.engine.base import Segment
+from query.context import QueryContext
+from query.errors import TroveError
+from query.workspace.cache import Doc, SegmentCache, WorkspaceCache, cache_of, read_text
+from query.workspace.dates import DateRange
+from query.workspace.lines import Line
+
+COLLECTION = "conversations"
+
+
+class View:
+    """What every tier reads: the collection's index, the per-process cache and the files."""
+
+    def __init__(self, ctx: QueryContext, root: Path, date_range: DateRange | None) -> None:
+        self.ctx = ctx
+        self.cache: WorkspaceCache = cache_of(ctx)
+        self.root = root
+        self.range = date_range
+        self.max_bytes = int(ctx.settings.index.max_file_mb * 1024 * 1024)
+        self._in_range: dict[str, set[int]] = {}
+
+    @contextmanager
+    def snapshot(self) -> Iterator[list[tuple[Segment, SegmentCache]]]:
+        """The latest commit's segments, each with what the cache keeps for it (the index
+        is held only while this is open: read files after)."""
+        with self.ctx.indexes.snapshot(COLLECTION, build=True) as snapshot:
+            if snapshot is None:
+                raise TroveError(
+                    "DIRECTORY_NOT_FOUND", "the conversations index could not be built"
+                )
+            segments = [segment for segment, _base in snapshot.segments()]
+            self.cache.forget_segments_except({segment.id for segment in segments})
+            yield [(segment, self.cache.segment(segment)) for segment in segments]
+
+    def in_range(self, segment: Segment) -> set[int] | None:
+        """The segment's live documents in the date range (None: no date range)."""
+        if self.range is None:
+            return None
+        found = self._in_range.get(segment.id)
+        if found is None:
+            field_name, term = self.range.field()
+            found = self._in_range[segment.id] = segment.docs_with(field_name, [term])
+        return found
+
+    def text(self, seg: SegmentCache, doc: Doc) -> str | None:
+        if doc.text is not None:
+            return doc.text
+        return self.cache.lowered(seg, doc, self.root, self.max_bytes)
+
+    def originals(self, lines: Iterable[Line]) -> dict[str, str | None]:
+        """The shown files as written (None: gone since the index saw them)."""
+        keys = {ln.doc.key for ln in lines}
+        return {key: read_text(self.root, key, self.max_bytes) for key in keys}
