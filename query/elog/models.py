@@ -2,9 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, Field
+
+
+class Shown(TypedDict):
+    """What a hit and a thread entry both show of an entry, as stored ("" if absent)."""
+
+    title: str
+    date: str
+    author: str
+    category: str
+    system: str
+    domain: str
+    section: str
+
+
+def shown(fields: Mapping[str, Any]) -> Shown:
+    """An entry's Shown fields, from its stored fields."""
+    get = fields.get
+    return Shown(
+        title=get("title") or "",
+        date=get("date") or "",
+        author=get("author") or "",
+        category=get("category") or "",
+        system=get("system") or "",
+        domain=get("domain") or "",
+        section=get("section") or "",
+    )
+
 
 Ranker = Literal["recency", "bm25", "bm25+lexical", "bm25+semantic", "regex"]
 Match = Literal["words", "related", "fuzzy"]

@@ -18,7 +18,7 @@ from query.elog.dates import Bound, check_dates
 from query.elog.filters import selected
 from query.elog.index_access import ElogIndex, open_index
 from query.elog.logbook import entry_link, logbook_root
-from query.elog.models import ElogHit, ElogSearchResponse, Match, Ranker
+from query.elog.models import ElogHit, ElogSearchResponse, Match, Ranker, shown
 from query.elog.regex_search import compile_regex, is_regex, regex_hits
 from query.elog.snippets import snippet
 from query.elog.text_query import WORD_FIELDS, TextQuery, text_query
@@ -360,13 +360,7 @@ def _hit(
 ) -> ElogHit:
     return ElogHit(
         elog_id=fields["elog_id"],
-        title=fields.get("title") or "",
-        date=fields.get("date") or "",
-        author=fields.get("author") or "",
-        category=fields.get("category") or "",
-        system=fields.get("system") or "",
-        domain=fields.get("domain") or "",
-        section=fields.get("section") or "",
+        **shown(fields),
         snippet=snippet_text,
         score=round(float(score), 4),
         link=entry_link(ctx, root, fields),

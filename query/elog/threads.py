@@ -11,7 +11,7 @@ from typing import Any
 from query.context import QueryContext
 from query.elog.index_access import ElogIndex, open_index
 from query.elog.logbook import entry_link, logbook_root
-from query.elog.models import ElogThreadEntry, ElogThreadResponse
+from query.elog.models import ElogThreadEntry, ElogThreadResponse, shown
 from query.errors import TroveError
 
 MAX_THREAD_ENTRIES = 10_000
@@ -128,13 +128,7 @@ def _thread_entry(
     return ElogThreadEntry(
         elog_id=fields["elog_id"],
         depth=depth,
-        title=fields.get("title") or "",
-        date=fields.get("date") or "",
-        author=fields.get("author") or "",
-        category=fields.get("category") or "",
-        system=fields.get("system") or "",
-        domain=fields.get("domain") or "",
-        section=fields.get("section") or "",
+        **shown(fields),
         in_reply_to=fields.get("in_reply_to"),
         replies=replies,
         body=fields.get("body") or "",
