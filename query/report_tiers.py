@@ -38,7 +38,7 @@ class TierSegment(Protocol):
         self, lowered: str, command: str | None, top: int | None = None
     ) -> dict[int, float]: ...
 
-    def _postings(
+    def postings(
         self, k: int, within: Sequence[int] | None
     ) -> Iterator[tuple[Iterator[int], Iterable[float], Any]]: ...
 
@@ -81,7 +81,7 @@ def word_frequencies(s: TierSegment, word: str, command: str | None) -> dict[int
     acc: dict[int, float] = {}
     for k in family(s.lexicon(), word):
         part: dict[int, float] = {}
-        for ids, weights, _ in s._postings(k, within):
+        for ids, weights, _ in s.postings(k, within):
             part.update(zip(ids, weights, strict=False))
         if len(acc) < len(part):
             acc, part = part, acc

@@ -591,7 +591,7 @@ class _Segment:
         """Per document: its date's ordinal; 0 if undated (ranks last)."""
         return self.segment.int_column("day")
 
-    def _postings(
+    def postings(
         self, k: int, within: Sequence[int] | None
     ) -> Iterator[tuple[Iterator[int], Iterable[float], Any]]:
         """(docnums, frequencies, NextTokens values) of each block of the content term
@@ -648,7 +648,7 @@ class _Segment:
         for k in lex.containing(s):
             times = float(lex.term(k).count(s))
             part: dict[int, float] = {}
-            for ids, weights, _ in self._postings(k, within):
+            for ids, weights, _ in self.postings(k, within):
                 part.update(zip(ids, weights if times == 1.0 else map(mul, weights, repeat(times))))
             acc = _add(acc, part)
         return acc
@@ -729,7 +729,7 @@ class _Segment:
         tested = passed = 0  # postings searched for what follows, and found followed
         for k in ks:
             part: dict[int, float] = {}
-            for ids, weights, values in self._postings(k, within):
+            for ids, weights, values in self.postings(k, within):
                 if follows is None or (
                     tested >= _FOLLOW_SAMPLE and passed > tested * _FOLLOW_KEEP
                 ):  # (where most are followed, searching each costs more than it saves)
