@@ -49,7 +49,7 @@ from indexer.store import SkipFile, read_file
 from query.args import check_name, check_query, check_range
 from query.context import QueryContext
 from query.errors import TroveError
-from query.indexes import Derived
+from query.indexes import Derived, source_folder
 
 MAX_RESULTS = 100
 Tier = Literal["tier1", "tier2", "tier3"]
@@ -598,14 +598,7 @@ def _check_deadline(deadline: float) -> None:
 
 
 def _commands_root(ctx: QueryContext) -> Path:
-    root = ctx.settings.source_root("commands")
-    if root is None or not root.is_dir():
-        raise TroveError(
-            "DIRECTORY_NOT_FOUND",
-            f"the commands folder {root or '(not configured)'} does not exist; "
-            "check [sources] commands in the config",
-        )
-    return root
+    return source_folder(ctx.settings, "commands")
 
 
 def _catalog(ctx: QueryContext) -> CommandCatalog:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Generic, TypeVar
 
 from indexer.config import Settings
@@ -23,8 +24,26 @@ from indexer.engine.base import Reader, Snapshot
 from indexer.engine.scan.reading import ScanReader
 from indexer.sources.registry import get_source
 from indexer.store import CollectionIndex, Syncer
+from query.errors import TroveError
 
 T = TypeVar("T")
+
+
+def source_folder(settings: Settings, name: str, label: str | None = None) -> Path:
+    """A collection's folder (``label`` names it in messages: "ELOG logbook");
+    DIRECTORY_NOT_FOUND if it is not configured or does not exist."""
+    what = f"the {label or name} folder"
+    root = settings.source_root(name)
+    if root is None:
+        raise TroveError(
+            "DIRECTORY_NOT_FOUND", f"{what} is not configured; set [sources] {name} in the config"
+        )
+    if not root.is_dir():
+        raise TroveError(
+            "DIRECTORY_NOT_FOUND",
+            f"{what} {root} does not exist; check [sources] {name} in the config",
+        )
+    return root
 
 
 class Indexes:

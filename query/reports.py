@@ -54,7 +54,7 @@ from query.args import check_name, check_query, check_range
 from query.context import QueryContext
 from query.errors import ErrorCode, TroveError
 from query.forgiving import FEW_WORDS, content_weights, content_words, family, is_cjk
-from query.indexes import Derived
+from query.indexes import Derived, source_folder
 
 log = logging.getLogger(__name__)
 
@@ -478,17 +478,7 @@ def get_report(ctx: QueryContext, command_name: str, report_name: str) -> Report
 
 def reports_root(settings: Settings) -> Path:
     """The reports folder; DIRECTORY_NOT_FOUND if it is not configured or does not exist."""
-    root = settings.source_root(COLLECTION)
-    if root is None:
-        raise TroveError(
-            "DIRECTORY_NOT_FOUND", "no reports folder is configured; set [sources] reports"
-        )
-    if not root.is_dir():
-        raise TroveError(
-            "DIRECTORY_NOT_FOUND",
-            f"the reports folder {root} does not exist; check [sources] reports in the config",
-        )
-    return root
+    return source_folder(settings, COLLECTION)
 
 
 def command_dir(root: Path, command: str, code: ErrorCode) -> Path:

@@ -7,21 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from query.context import QueryContext
-from query.errors import TroveError
+from query.indexes import source_folder
 
 COLLECTION = "elog"
 
 
 def logbook_root(ctx: QueryContext) -> Path:
     """The configured logbook folder; DIRECTORY_NOT_FOUND if it is not one."""
-    root = ctx.settings.source_root(COLLECTION)
-    if root is None or not root.is_dir():
-        raise TroveError(
-            "DIRECTORY_NOT_FOUND",
-            f"the ELOG logbook folder {root or '(not configured)'} does not exist; "
-            "check [sources] elog in the config",
-        )
-    return root
+    return source_folder(ctx.settings, COLLECTION, "ELOG logbook")
 
 
 def entry_link(ctx: QueryContext, root: Path, fields: Mapping[str, Any]) -> str:

@@ -11,6 +11,7 @@ from query import forgiving
 from query.args import check_query, check_range
 from query.context import QueryContext
 from query.errors import TroveError
+from query.indexes import source_folder
 from query.workspace import limits
 from query.workspace.answers import Answer
 from query.workspace.candidates import look_up
@@ -41,13 +42,7 @@ def search_workspace(
         )
     dr = check_date_range(date_range)
     check_range(max_results, "max_results", 1, limits.MAX_RESULTS)
-    root = ctx.settings.source_root(COLLECTION)
-    if root is None or not root.is_dir():
-        raise TroveError(
-            "DIRECTORY_NOT_FOUND",
-            f"the conversations folder {root or '(not configured)'} does not exist; "
-            "check [sources] conversations in the config",
-        )
+    root = source_folder(ctx.settings, COLLECTION)
     view = View(ctx, root, dr)
     exact = exact_lines(view, literal, max_results)
     if exact.total:
