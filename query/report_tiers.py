@@ -43,6 +43,21 @@ class TierSegment(Protocol):
     ) -> Iterator[tuple[Iterator[int], Iterable[float], Any]]: ...
 
 
+class Families:
+    """Each query word's stem family in each segment (term numbers), made once a search:
+    the unknown words, the frequencies and the excerpts all ask for it."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[int, str], list[int]] = {}
+
+    def of(self, s: TierSegment, word: str) -> list[int]:
+        key = (id(s), word)  # the segments live as long as the search
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = family(s.lexicon(), word)
+        return found
+
+
 @dataclass(frozen=True)
 class Stats:
     """What BM25 needs of the whole index: live reports and their mean text size."""
@@ -71,7 +86,9 @@ class Related:
     occurrences: dict[int, float]
 
 
-def word_frequencies(s: TierSegment, word: str, command: str | None) -> dict[int, float]:
+def word_frequencies(
+    s: TierSegment, word: str, command: str | None, families: Families
+) -> dict[int, float]:
     """{live report: occurrences of the word or its stem family} in one segment."""
     if is_cjk(word):
         return s.occurrences(word, command)
@@ -79,7 +96,7 @@ def word_frequencies(s: TierSegment, word: str, command: str | None) -> dict[int
     if within == []:
         return {}
     acc: dict[int, float] = {}
-    for k in family(s.lexicon(), word):
+    for k in families.of(s, word):
         part: dict[int, float] = {}
         for ids, weights, _ in s.postings(k, within):
             part.update(zip(ids, weights, strict=False))
@@ -100,11 +117,12 @@ def related(
     qwords: list[str],
     command: str | None,
     st: Stats,
+    families: Families,
     weights: Mapping[str, int] | None = None,
 ) -> list[Related]:
     """The related tier's reports of each segment (in the order of ``segments``); a word's
     BM25 counts ``weights[word]`` times (how often the query says it)."""
-    per_word = [[word_frequencies(s, w, command) for s in segments] for w in qwords]
+    per_word = [[word_frequencies(s, w, command, families) for s in segments] for w in qwords]
     times = [1 if weights is None else weights.get(w, 1) for w in qwords]
     dfs = [sum(map(len, freqs)) for freqs in per_word]
     out = []
@@ -136,14 +154,16 @@ def _added(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
     return a
 
 
-def unknown_words(segments: Sequence[TierSegment], qwords: list[str]) -> list[str]:
+def unknown_words(
+    segments: Sequence[TierSegment], qwords: list[str], families: Families
+) -> list[str]:
     """The words no report holds, neither whole nor by stem (CJK pairs: not held)."""
     unknown = []
     for w in qwords:
         if is_cjk(w):
             held = any(s.occurrences(w, None, 1) for s in segments)
         else:
-            held = any(family(s.lexicon(), w) for s in segments)
+            held = any(families.of(s, w) for s in segments)
         if not held:
             unknown.append(w)
     return unknown

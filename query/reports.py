@@ -53,7 +53,7 @@ from query import report_tiers as tiers
 from query.args import check_name, check_query, check_range
 from query.context import QueryContext
 from query.errors import ErrorCode, TroveError
-from query.forgiving import FEW_WORDS, content_weights, content_words, family, is_cjk
+from query.forgiving import FEW_WORDS, content_weights, content_words, is_cjk
 from query.indexes import Derived, source_folder
 
 log = logging.getLogger(__name__)
@@ -244,7 +244,8 @@ def search_reports(
         note = suggestions = corrected = None
         if answer is None:
             qwords = content_words(q)
-            unknown = tiers.unknown_words(segments, qwords)
+            families = tiers.Families()
+            unknown = tiers.unknown_words(segments, qwords, families)
             fixes: dict[str, list[str]] = {}
             if unknown:
                 words_memo: Derived[dict[int, list[str]]] = ctx.memo.setdefault(
@@ -256,13 +257,15 @@ def search_reports(
             if any(fixes.values()):
                 corrected = _corrected(q, {w: c[0] for w, c in fixes.items() if c})
                 answer = _exact_or_words(segments, corrected.lower(), command_filter, max_results)
-                answer = answer or _related(ctx, snapshot, segments, corrected, command_filter)
+                answer = answer or _related(
+                    ctx, snapshot, segments, corrected, command_filter, families
+                )
                 if answer is not None:
                     answer = answer._replace(match="fuzzy")
                     note = f"no report holds the query as written; searched for {corrected!r}"
             if answer is None:
                 corrected = None
-                answer = _related(ctx, snapshot, segments, q, command_filter)
+                answer = _related(ctx, snapshot, segments, q, command_filter, families)
                 if answer is not None:
                     note = "no report holds every word; reports holding some of the words " + (
                         "or words of the same stem, most of the words first"
@@ -311,18 +314,17 @@ def _related(
     segments: list[_Segment],
     query: str,
     command: str | None,
+    families: tiers.Families,
 ) -> _Tier | None:
     qwords = content_words(query)
     if not qwords:
         return None
     memo: Derived[tiers.Stats] = ctx.memo.setdefault("reports.stats", Derived())
     st = memo.get(snapshot.stamp, lambda: tiers.stats(segments))
-    found = tiers.related(segments, qwords, command, st, content_weights(query))
+    found = tiers.related(segments, qwords, command, st, families, content_weights(query))
     if not any(r.matched for r in found):
         return None
-    needles = [
-        s.lexicon().term(k) for w in qwords for s in segments for k in family(s.lexicon(), w)
-    ]
+    needles = [s.lexicon().term(k) for w in qwords for s in segments for k in families.of(s, w)]
     return _Tier(
         "related",
         [(s, r.occurrences) for s, r in zip(segments, found, strict=True)],
