@@ -1,7 +1,8 @@
 """What every search uses to forgive a query: its words, stop words, stems, and the
 closest indexed words to a word no document holds.
 
-English Snowball stemming (PyStemmer). A word's stem family in a lexicon is found by
+English Snowball stemming (PyStemmer), the indexer's own rule (indexer/sources/base.py's
+``stem``, which the stemmed ELOG fields are made with). A word's stem family in a lexicon is found by
 prefix: the terms that start with the stem less its last letter (Snowball changes at most
 the end of a word: "happy" -> "happi"), whose stem is the word's stem. Typo correction
 compares a word with the lexicon's terms of about its length (rapidfuzz, bounded).
@@ -12,13 +13,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from functools import lru_cache
 
-import Stemmer
 from rapidfuzz import fuzz, process
 
 from indexer.engine.lexicon import Lexicon
-from indexer.sources.base import CJK_CHARS
+from indexer.sources.base import CJK_CHARS, stem
 
 # Words too common to find anything by: they never match alone.
 STOP_WORDS = frozenset(
@@ -47,8 +46,6 @@ FEW_WORDS = 4
 MIN_CORRECTABLE = 4
 MAX_CANDIDATES = 50_000
 MIN_SIMILARITY = 75.0
-
-_stemmer = Stemmer.Stemmer("english")
 
 
 def words(query: str) -> list[str]:
@@ -82,14 +79,6 @@ def content_weights(query: str) -> Counter[str]:
 
 def is_cjk(word: str) -> bool:
     return bool(_CJK.match(word))
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """The English Snowball stem of a lower-cased word (CJK and digits as they are)."""
-    if is_cjk(word) or not word.isalpha():
-        return word
-    return str(_stemmer.stemWord(word))
 
 
 def family(lex: Lexicon, word: str) -> list[int]:

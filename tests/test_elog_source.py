@@ -19,6 +19,7 @@ import pytest
 from indexer.config import settings_from_dict
 from indexer.engine.base import Segment
 from indexer.sources.base import FileData
+from indexer.sources.base import stem as stem_word
 from indexer.sources.elog import (
     SWISSFEL_DEFAULTS,
     ElogEntry,
@@ -33,7 +34,6 @@ from indexer.sources.elog import (
     html_to_text,
     parse_logbook_file,
     read_elog_config,
-    stem_word,
     stemmed_positions,
     stemmed_tokens,
 )

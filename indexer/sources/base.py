@@ -5,7 +5,10 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, ClassVar, Protocol
+
+import Stemmer
 
 from indexer.engine.fields import Field
 
@@ -20,6 +23,20 @@ CJK_CHARS = (
 )
 TOKEN_PATTERN = rf"[{CJK_CHARS}]|[^\W{CJK_CHARS}]+"
 _WORD = re.compile(TOKEN_PATTERN)
+
+
+_CJK_START = re.compile(rf"[{CJK_CHARS}]")
+_stemmer = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The English Snowball stem of a lower-cased word (PyStemmer); CJK, numbers and
+    device names (anything not all letters) as they are. The one stemming rule: the
+    indexer's stemmed fields and the searches' query words both use it."""
+    if _CJK_START.match(word) or not word.isalpha():
+        return word
+    return str(_stemmer.stemWord(word))
 
 
 def words(text: str) -> list[str]:

@@ -13,16 +13,13 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from email.utils import parsedate_to_datetime
-from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
-import Stemmer
-
 from indexer.engine.fields import Field, Keyword, Number, Stored, Text
-from indexer.sources.base import CJK_CHARS, FileData, Parsed
+from indexer.sources.base import CJK_CHARS, FileData, Parsed, stem
 
 # Old entries carry ctime dates without a zone: they are the server's local time.
 # SwissFEL's elogd runs at PSI, so that zone is fixed here. An ambiguous local time
@@ -389,29 +386,14 @@ def device_query_tokens(text: str) -> list[str]:
     return [word.lower() for word in _DEVICE_TOKEN.findall(text)]
 
 
-# English Snowball, as query/forgiving.py's ``stem`` (the index must not import query:
-# tests/test_elog_source.py checks that the two agree).
-_stemmer = Stemmer.Stemmer("english")
-_CJK_START = re.compile(rf"[{CJK_CHARS}]")
-
-
-@lru_cache(maxsize=65536)
-def stem_word(word: str) -> str:
-    """The English Snowball stem of a lower-cased word; CJK, numbers and device names
-    (anything not all letters) as they are."""
-    if _CJK_START.match(word) or not word.isalpha():
-        return word
-    return str(_stemmer.stemWord(word))
-
-
 def stemmed_positions(text: str) -> list[tuple[str, int]]:
     """:func:`device_positions` with every word stemmed (``klystrons`` -> ``klystron``)."""
-    return [(stem_word(term), pos) for term, pos in device_positions(text)]
+    return [(stem(term), pos) for term, pos in device_positions(text)]
 
 
 def stemmed_tokens(text: str) -> list[str]:
     """The terms of :func:`stemmed_positions`, without their positions."""
-    return [stem_word(term) for term in device_tokens(text)]
+    return [stem(term) for term in device_tokens(text)]
 
 
 def choices(text: str) -> list[str]:
