@@ -1,10 +1,10 @@
 """What every search uses to forgive a query: its words, stop words, stems, and the
 closest indexed words to a word no document holds.
 
-English Snowball stemming (PyStemmer), the indexer's own rule (indexer/sources/base.py's
-``stem``, which the stemmed ELOG fields are made with). A word's stem family in a lexicon is found by
-prefix: the terms that start with the stem less its last letter (Snowball changes at most
-the end of a word: "happy" -> "happi"), whose stem is the word's stem. Typo correction
+English Snowball stemming (PyStemmer) is the indexer's own rule: indexer/sources/base.py's
+``stem``, which the stemmed ELOG fields are made with. A word's stem family in a lexicon is
+found by prefix: the terms that start with the stem less its last letter (Snowball changes
+at most the end of a word: "happy" -> "happi"), whose stem is the word's stem. Typo correction
 compares a word with the lexicon's terms of about its length (rapidfuzz, bounded).
 """
 
