@@ -466,6 +466,8 @@ def test_a_document_holds_what_search_filters_and_get_need() -> None:
         "Linac2",
         "S20SY02",
     ]
+    # What text queries rank by: the title, the visible body and that attribute text.
+    assert doc["entry_stems"] == f"{doc['title']}\nNetzgerät\n{doc['attributes']}"
     assert list(doc["attrs"]) == [
         "When",
         "Author",
@@ -797,9 +799,9 @@ def test_the_index_stems_words_as_the_query_side_does() -> None:
 
 
 def test_title_body_and_attributes_are_indexed_stemmed_too() -> None:
-    assert ElogSource.schema_version == 2
+    assert ElogSource.schema_version == 3
     names = {f.name for f in ElogSource().fields()}
-    assert {"title_stems", "body_stems", "attributes_stems"} <= names
+    assert {"title_stems", "body_stems", "attributes_stems", "entry_stems"} <= names
     assert stemmed_tokens("Klystrons tripped at S30CB09-RMOD") == [
         "klystron",
         "trip",

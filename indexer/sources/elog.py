@@ -412,7 +412,8 @@ _EPOCH_VALUE = re.compile(r"\d{9,11}")
 class ElogSource:
     name: ClassVar[str] = "elog"
     # 2: stemmed title, body and attributes (title_stems, body_stems, attributes_stems).
-    schema_version: ClassVar[int] = 2
+    # 3: the three stemmed as one text (entry_stems): what text queries rank by.
+    schema_version: ClassVar[int] = 3
     scored: ClassVar[bool] = True  # BM25F over stemmed title, body and attributes
 
     def fields(self) -> tuple[Field, ...]:
@@ -430,6 +431,8 @@ class ElogSource:
             Text("title_stems", stemmed_tokens, "positions", positions=stemmed_positions),
             Text("body_stems", stemmed_tokens, "positions", positions=stemmed_positions),
             Text("attributes_stems", stemmed_tokens),
+            # Title, body and attributes stemmed as one text: one BM25 over the whole entry.
+            Text("entry_stems", stemmed_tokens),
             Stored("attrs"),  # {name: value}, every attribute in file order
             Keyword("author", stored=True, tokens=choices),
             Keyword("category", stored=True, tokens=choices),
@@ -492,6 +495,7 @@ def entry_document(entry: ElogEntry, fallback: datetime | None = None) -> dict[s
         "title_stems": entry.title,
         "body_stems": entry.text,
         "attributes_stems": attributes,
+        "entry_stems": f"{entry.title}\n{entry.text}\n{attributes}",
         "attrs": dict(entry.attributes),
         "author": entry.author,
         "category": entry.category,
