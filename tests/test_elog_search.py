@@ -254,6 +254,17 @@ def test_a_quoted_phrase_must_appear(sample) -> None:
     assert set(ids(answer)) == {31302, 31303, 31309}
 
 
+def test_a_quoted_phrase_no_entry_holds_is_searched_as_its_words(sample) -> None:
+    written = search_elog(sample, '"fault earth"', max_results=50)
+    assert written.hits and written.note is not None
+    assert "quoted phrase as written: searched for its words" in written.note
+    assert {31302, 31303, 31309} <= set(ids(written))
+    assert {h.match for h in written.hits} <= {"words", "related"}
+    # Neither the phrase nor its words: nothing, and says so.
+    nothing = search_elog(sample, '"zzqx yyqw"')
+    assert nothing.hits == [] and nothing.note
+
+
 def test_the_other_number_of_a_word_matches_too(sample) -> None:
     assert 34521 in ids(search_elog(sample, "faults", max_results=50))
 

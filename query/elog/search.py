@@ -116,6 +116,15 @@ def search_elog(
             )
         tq = plan.query
         counts = _word_counts(index, cache, tq, allowed)
+        if not counts and tq.required is not None:
+            # No entry holds a quoted phrase as written: its words, anywhere, rather
+            # than nothing (a pasted paragraph quotes words no entry holds in a row).
+            loose = tq.without_phrases()
+            counts = _word_counts(index, cache, loose, allowed) if loose.stems else {}
+            if counts:
+                tq = loose
+                unquoted = "no entry holds the quoted phrase as written: searched for its words"
+                plan.note = f"{plan.note}; {unquoted}" if plan.note else unquoted
         if not counts:
             why = plan.note or _why_no_match(index, cache, tq, allowed, filters, since, until)
             return ElogSearchResponse(

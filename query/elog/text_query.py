@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from indexer.engine.base import AllOf, AnyOf, Boosted, PhraseClause, Ranked, TermClause
 from query.errors import TroveError
@@ -99,6 +99,11 @@ class TextQuery:
         if self.required is None:
             return words
         return Boosted(self.required, words)
+
+    def without_phrases(self) -> TextQuery:
+        """The same query with its quoted phrases' words as ordinary words."""
+        phrase_words = [w for w in self.shown if w not in STOP_WORDS]
+        return replace(self.with_words([*self.words, *phrase_words]), required=None)
 
     def with_words(self, words: list[str]) -> TextQuery:
         """The same query over other words (a correction's)."""
