@@ -19,7 +19,9 @@ from rapidfuzz import fuzz, process
 from indexer.engine.lexicon import Lexicon
 from indexer.sources.base import CJK_CHARS, stem
 
-# Words too common to find anything by: they never match alone.
+# Words too common to find anything by: they never match alone. NLTK's English list, and
+# the function words of questions it lacks (without them, "how many" had "many", held by
+# no report, corrected to "may").
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for
@@ -28,7 +30,9 @@ STOP_WORDS = frozenset(
     other our ours ourselves out over own same she should so some such than that the their
     theirs them themselves then there these they this those through to too under until up
     very was we were what when where which while who whom why will with would you your
-    yours yourself yourselves""".split()  # noqa: SIM905 (a word list reads best as prose)
+    yours yourself yourselves also although among another anyone anything either every
+    however many may might much must neither onto shall something though upon whether yet
+    """.split()  # noqa: SIM905 (a word list reads best as prose)
 )
 # Words of letters and digits, or runs of CJK characters.
 _WORD = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+")

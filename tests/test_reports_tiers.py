@@ -97,6 +97,16 @@ def test_a_misspelt_word_is_corrected_and_said_so(ctx_over) -> None:
     assert answer.note is not None and "proxy timeout" in answer.note
 
 
+def test_a_question_word_is_never_corrected_into_another_word(ctx_over) -> None:
+    # "many" is held by no report, and "may" is one letter away: a question's function
+    # words are left out, not corrected.
+    ctx = ctx_over({**CORPUS, "net/may_20251107.md": "It may fail on resume."})
+    answer = search_reports(ctx, "how many decoder timeouts")
+    assert answer.corrected_query is None
+    assert "may_20251107.md" not in {h.report_name for h in answer.results}
+    assert answer.results[0].report_name == "timeouts_20251103.md"
+
+
 def test_a_cjk_question_finds_the_reports_holding_part_of_it(ctx_over) -> None:
     ctx = ctx_over(CORPUS)
     answer = search_reports(ctx, "代理超时问题")
