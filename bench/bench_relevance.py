@@ -65,6 +65,7 @@ import Stemmer
 from indexer.config import Settings, settings_from_dict
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
+from query.args import MAX_QUERY_CHARS
 from query.context import QueryContext
 from query.elog import search_elog
 from query.errors import TroveError
@@ -101,6 +102,11 @@ class Collection:
     @property
     def judged(self) -> list[int]:
         return sorted(q for q in self.qrels if q in self.queries)
+
+    @property
+    def within_limit(self) -> list[int]:
+        """The judged queries trove takes: at most MAX_QUERY_CHARS characters."""
+        return [q for q in self.judged if len(self.queries[q]) <= MAX_QUERY_CHARS]
 
 
 _TAG = re.compile(r"^\.([A-Z])(?: (\d+))? *$")
@@ -187,6 +193,8 @@ class Result:
     rankers: Counter[str] = field(default_factory=Counter)
     per_query: dict[int, dict[str, float]] = field(default_factory=dict)
     means: dict[str, float] = field(default_factory=dict)
+    # nDCG@10 over the judged queries within trove's query limit (MAX_QUERY_CHARS)
+    within_limit: float = math.nan
 
     def score(self, coll: Collection) -> None:
         for q in coll.judged:
@@ -198,6 +206,9 @@ class Result:
             }
         for m in ("ndcg@10", "rr@10", "ap@100"):
             self.means[m] = statistics.fmean(pq[m] for pq in self.per_query.values())
+        self.within_limit = statistics.fmean(
+            self.per_query[q]["ndcg@10"] for q in coll.within_limit
+        )
 
     @property
     def answered(self) -> int:
@@ -305,10 +316,12 @@ def semantic_importable() -> tuple[bool, str]:
 def table(results: list[Result], base: Result) -> str:
     head = (
         f"{'system':<28} {'nDCG@10':>7} {'MRR@10':>7} {'MAP@100':>7} {'x bm25s':>8} "
-        f"{'target':>8} {'answered':>9} {'errors':>6} {'p50 ms':>7} {'p95 ms':>7}"
+        f"{'target':>8} {'answered':>9} {'errors':>6} {'p50 ms':>7} {'p95 ms':>7} "
+        f"{'nDCG@10 in limit':>16} {'x bm25s':>8}"
     )
     rows = [head, "-" * len(head)]
     b = base.means["ndcg@10"]
+    b_in = base.within_limit
     for r in results:
         ratio = r.means["ndcg@10"] / b if b else math.nan
         target = (
@@ -318,9 +331,14 @@ def table(results: list[Result], base: Result) -> str:
             f"{r.system:<28} {r.means['ndcg@10']:>7.3f} {r.means['rr@10']:>7.3f} "
             f"{r.means['ap@100']:>7.3f} {ratio:>7.2f}x {target:>8} "
             f"{r.answered:>5}/{len(r.ranked):<3} {sum(r.errors.values()):>6} "
-            f"{r.pct_ms(0.5):>7.1f} {r.pct_ms(0.95):>7.1f}"
+            f"{r.pct_ms(0.5):>7.1f} {r.pct_ms(0.95):>7.1f} "
+            f"{r.within_limit:>16.3f} {r.within_limit / b_in if b_in else math.nan:>7.2f}x"
         )
     rows.append("target: '+' met, '-' not met (nDCG@10 ratio to bm25s in this run)")
+    rows.append(
+        f"in limit: the judged queries of at most {MAX_QUERY_CHARS} characters (trove's "
+        "query limit; the longer ones are INVALID_QUERY)"
+    )
     for r in results:
         if r.errors:
             rows.append(f"{r.system}: errors {dict(r.errors)}")
@@ -446,6 +464,7 @@ def main(argv: list[str] | None = None) -> int:
                 "path": str(args.cisi.resolve()),
                 "documents": len(coll.docs),
                 "judged_queries": len(judged),
+                "judged_within_limit": len(coll.within_limit),
             },
             "baseline_readme": BASELINE,
             "baseline_reproduced": repro,
@@ -457,6 +476,10 @@ def main(argv: list[str] | None = None) -> int:
                     "system": r.system,
                     **{m: round(v, 4) for m, v in r.means.items()},
                     "ndcg@10_ratio": round(r.means["ndcg@10"] / b, 4) if b else None,
+                    "ndcg@10_within_limit": round(r.within_limit, 4),
+                    "within_limit_ratio": round(r.within_limit / base.within_limit, 4)
+                    if base.within_limit
+                    else None,
                     "target_ratio": r.target,
                     "target_met": None
                     if r.target is None
