@@ -245,8 +245,16 @@ def search_reports(
         if answer is None:
             qwords = content_words(q)
             families = tiers.Families()
-            unknown = tiers.unknown_words(segments, qwords, families)
+            # A question of many words: the reports holding some of them come before a
+            # correction of the words no report holds (in a question those are mostly
+            # words, not typos), which is tried only when no report holds any.
+            question = len(qwords) > FEW_WORDS
+            if question:
+                answer = _related(ctx, snapshot, segments, q, command_filter, families)
+            unknown: list[str] = []
             fixes: dict[str, list[str]] = {}
+            if answer is None:
+                unknown = tiers.unknown_words(segments, qwords, families)
             if unknown:
                 words_memo: Derived[dict[int, list[str]]] = ctx.memo.setdefault(
                     "reports.words_by_length", Derived()
@@ -263,13 +271,14 @@ def search_reports(
                 if answer is not None:
                     answer = answer._replace(match="fuzzy")
                     note = f"no report holds the query as written; searched for {corrected!r}"
-            if answer is None:
+            if answer is None and not question:
                 corrected = None
                 answer = _related(ctx, snapshot, segments, q, command_filter, families)
-                if answer is not None:
-                    note = "no report holds every word; reports holding some of the words " + (
-                        "or words of the same stem, most of the words first"
-                    )
+            if answer is not None and answer.match == "related":
+                corrected = None
+                note = "no report holds every word; reports holding some of the words " + (
+                    "or words of the same stem, most of the words first"
+                )
             if answer is None:
                 note = _nothing(q, qwords, unknown, fixes, command_filter)
                 return SearchReportsResult(results=[], note=note, suggestions=suggestions or [])

@@ -107,6 +107,19 @@ def test_a_question_word_is_never_corrected_into_another_word(ctx_over) -> None:
     assert answer.results[0].report_name == "timeouts_20251103.md"
 
 
+def test_a_long_question_is_answered_by_its_words_before_any_correction(ctx_over) -> None:
+    # "timout" is a typo, but a question of more than four words is answered by the
+    # reports holding some of its words; a correction only when no report holds any.
+    ctx = ctx_over(CORPUS)
+    answer = search_reports(ctx, "why does the decoder keep failing with a timout on resume")
+    assert answer.corrected_query is None
+    assert {h.match for h in answer.results} == {"related"}
+    assert answer.results[0].report_name == "failed_20251104.md"
+    nowhere = search_reports(ctx, "proxxy timout decodr resme failng")
+    assert nowhere.corrected_query is not None
+    assert {h.match for h in nowhere.results} == {"fuzzy"}
+
+
 def test_a_cjk_question_finds_the_reports_holding_part_of_it(ctx_over) -> None:
     ctx = ctx_over(CORPUS)
     answer = search_reports(ctx, "代理超时问题")

@@ -680,6 +680,20 @@ def test_a_corrected_query_using_every_word_ranks_above_one_dropping_a_word(
     assert [(r.conversation, r.line, r.match) for r in answer.results] == [("001-auth", 2, "fuzzy")]
 
 
+def test_a_long_question_is_answered_by_its_words_before_any_correction(forgiving_ctx) -> None:
+    # "authentcation" is a typo, "debugging" and "failing" are held by stem: a question of
+    # more than four words is answered by the lines holding some of its words; a
+    # correction is tried only when no line holds any.
+    question = "why was the authentcation step failing behind the proxy while debugging"
+    answer = search_workspace(forgiving_ctx, question)
+    assert answer.corrected_query is None
+    assert {r.match for r in answer.results} == {"related"}
+    assert (answer.results[0].conversation, answer.results[0].line) == ("001-auth", 2)
+    nowhere = search_workspace(forgiving_ctx, "authentcation proxxy meetng captons weekyl")
+    assert nowhere.corrected_query is not None
+    assert {r.match for r in nowhere.results} == {"fuzzy"}
+
+
 @pytest.mark.parametrize("query", ["the of and", "was it"])
 def test_stop_words_alone_find_nothing_and_the_note_says_why(forgiving_ctx, query) -> None:
     answer = search_workspace(forgiving_ctx, query)

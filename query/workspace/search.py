@@ -90,6 +90,24 @@ def _forgive(view: View, literal: str, k: int) -> WorkspaceSearchResponse:
     suggestions = list(dict.fromkeys(c for found in closest.values() for c in found))
     fixes = {w: found[0] for w, found in closest.items() if found}
     absent = f"no conversation holds {_quoted(unknown)}" if unknown else ""
+
+    def related() -> WorkspaceSearchResponse | None:
+        found, capped = related_lines(view, lookup, len(stems), k)
+        if not found.total:
+            return None
+        note = (
+            "no line holds every word of the query; these hold some of its words or words "
+            "of the same stem, most words first"
+        )
+        if absent:
+            note += f" ({absent}{_suggested(suggestions)})"
+        return _response(view, found, "related", note + first_words + _capped(capped), suggestions)
+
+    # A question of many words: the lines holding some of them come before a correction
+    # of the words no conversation holds (in a question those are mostly words, not typos).
+    question = len(stems) > forgiving.FEW_WORDS
+    if question and (answered := related()) is not None:
+        return answered
     if fixes:
         corrected = _WORD_RUN.sub(lambda m: fixes.get(m.group().lower(), m.group()), literal)
         fixed, capped = exact_lines(view, corrected, k), False
@@ -120,17 +138,8 @@ def _forgive(view: View, literal: str, k: int) -> WorkspaceSearchResponse:
                 corrected,
                 FUZZY_FACTOR,
             )
-    related, capped = related_lines(view, lookup, len(stems), k)
-    if related.total:
-        note = (
-            "no line holds every word of the query; these hold some of its words or words "
-            "of the same stem, most words first"
-        )
-        if absent:
-            note += f" ({absent}{_suggested(suggestions)})"
-        return _response(
-            view, related, "related", note + first_words + _capped(capped), suggestions
-        )
+    if not question and (answered := related()) is not None:
+        return answered
 
     parts = [f"no conversation line holds {_short(literal)!r}, all its words or any of them"]
     if absent:
