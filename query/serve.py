@@ -1,7 +1,9 @@
 """Running the MCP server: over stdio (`trove mcp`), and over streamable HTTP together with
 the daemon in one process (`trove serve`).
 
-`trove serve` answers MCP at ``/mcp`` and the daemon's health at ``/health``. It binds to
+`trove serve` answers MCP at ``/mcp`` and the daemon's health at ``/health``. MCP over
+HTTP is stateless with JSON answers: the tools are read-only and keep no session state,
+so each call is one POST answered by one JSON body (no session, no event stream). It binds to
 loopback by default; any other address needs a bearer token (``$TROVE_TOKEN``, else
 ``[server] token``), and once a token is set every request must carry it.
 """
@@ -157,7 +159,9 @@ def http_app(
         )
 
     server.custom_route(HEALTH_PATH, methods=["GET"])(health)
-    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=host, stateless_http=True, json_response=True
+    )
     return BearerAuth(app, token) if token else app
 
 

@@ -330,6 +330,20 @@ async def test_trove_serve_answers_mcp_over_http_and_a_file_written_meanwhile_is
             found = structured(await client.call_tool("search_reports", {"query": "zebrafish"}))
             assert [r["report_name"] for r in found["results"]] == ["zebra_20260101_v1.md"]
 
+    # Stateless, with JSON answers: a call needs no session, and its answer is one JSON
+    # body, not an event stream.
+    async with httpx.AsyncClient(timeout=10) as http:
+        call = {"name": "search_reports", "arguments": {"query": "zebrafish"}}
+        raw = await http.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": call},
+            headers={"Accept": "application/json, text/event-stream"},
+        )
+    assert raw.status_code == 200 and "mcp-session-id" not in raw.headers
+    assert raw.headers["content-type"].startswith("application/json")
+    results = raw.json()["result"]["structuredContent"]["results"]
+    assert [r["report_name"] for r in results] == ["zebra_20260101_v1.md"]
+
     # One daemon per index: a second `trove serve` on it says who runs and stops.
     second = start(small, "serve", "--port", "0")
     assert second.proc.wait(START_S) == 1
