@@ -43,7 +43,14 @@ from indexer.config import Settings
 from indexer.sources.base import Source
 from indexer.sources.registry import SOURCES, get_source
 from indexer.status import STATUS_FILE
-from indexer.store import Interrupted, StoreError, Summary, Syncer, unusable_index_folder
+from indexer.store import (
+    Interrupted,
+    StoreError,
+    Summary,
+    Syncer,
+    WriteFault,
+    unusable_index_folder,
+)
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +61,11 @@ MAX_WATCHER_RESTARTS = 3
 TICK_S = 0.25
 # Seconds without events after which the daemon compacts the indexes.
 IDLE_S = 1.0
+# Changes a commit could not take (a full disk, a read-only index folder) are retried
+# after this long, doubling up to the cap: they land within RETRY_MAX_S of the fault
+# clearing.
+RETRY_FIRST_S = 0.25
+RETRY_MAX_S = 2.0
 # The kernel reports what inotify can filter on; "closed" (after a write) stands for
 # "modified" and costs one event per save instead of several.
 INOTIFY_EVENTS: list[type[FileSystemEvent]] = [
@@ -113,6 +125,9 @@ class Health:
     errors: int = 0
     last_error: str = ""
     overflows: int = 0
+    # Set while changes cannot land ("disk full: 12 changes pending since 10:51"); empty
+    # once they have.
+    fault: str = ""
 
 
 class Daemon:
@@ -147,6 +162,8 @@ class Daemon:
         self._log_handler = _OverflowLogHandler(self._overflowed)
         # Notified after every batch or reconcile, for whoever waits on progress.
         self.progress = threading.Condition()
+        # Per collection, the changes a commit could not take, retried until they land.
+        self._held: dict[str, _Held] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -250,6 +267,7 @@ class Daemon:
                     self._reconcile(self.names, why="queue overflow")
                 self._check_observer()
                 self._check_roots()
+                self._retry_held()
                 if self._reconcile_requested:
                     names, self._reconcile_requested = list(self._reconcile_requested), set()
                     self._reconcile(names, why="requested")
@@ -275,6 +293,9 @@ class Daemon:
                 summary = self.syncers[name].reconcile()
             except Interrupted:
                 return
+            except WriteFault as exc:
+                self._hold(name, None, exc)
+                continue
             except Exception as exc:
                 log.exception("%s: reconcile (%s) failed", name, why)
                 self._record_error(f"{name}: reconcile failed: {exc}")
@@ -468,6 +489,9 @@ class Daemon:
                 summary = self.syncers[name].apply(sorted(rels))
             except Interrupted:
                 return  # stopping: the next start-up reconcile picks these changes up
+            except WriteFault as exc:
+                self._hold(name, rels, exc)
+                continue
             except Exception as exc:
                 log.exception("%s: applying a batch failed; reconciling", name)
                 self._record_error(f"{name}: batch failed: {exc}")
@@ -506,6 +530,83 @@ class Daemon:
 
     # ------------------------------------------------------------------ health
 
+    # ------------------------------------------------------------------ held changes
+
+    def _hold(self, name: str, rels: set[str] | None, exc: WriteFault) -> None:
+        """Keep changes a commit could not take (``rels`` None: a whole reconcile), to
+        retry them with backoff; one line says why, the first time."""
+        held = self._held.get(name)
+        if held is None:
+            held = self._held[name] = _Held(since=time.time())
+            log.warning("%s: %s; the changes are kept and retried until they land", name, exc)
+        if rels is None:
+            held.rels = None
+        elif held.rels is not None:
+            held.rels |= rels
+        held.what = fault_kind(exc)
+        held.attempts += 1
+        held.due = time.monotonic() + min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (held.attempts - 1))
+        with self._health_lock:
+            self.health.last_error = str(exc)
+        self._write_health(fault=self._fault_line())
+        with self.progress:
+            self.progress.notify_all()
+
+    def _retry_held(self) -> None:
+        for name, held in list(self._held.items()):
+            if time.monotonic() < held.due or self._stop.is_set():
+                continue
+            syncer = self.syncers[name]
+            try:
+                if held.rels is None:
+                    summary = syncer.reconcile()
+                else:
+                    summary = syncer.apply(sorted(held.rels))
+            except WriteFault as exc:
+                self._hold(name, set() if held.rels is not None else None, exc)
+                continue
+            except Interrupted:
+                return
+            del self._held[name]
+            count = "every" if held.rels is None else str(len(held.rels))
+            log.warning(
+                "%s: %s held change(s) landed, %.1f s after the first failure",
+                name,
+                count,
+                time.time() - held.since,
+            )
+            self._write_health(fault=self._fault_line())
+            self._after(summary, "retry")
+
+    def _fault_line(self) -> str:
+        """What status shows while changes are held: "disk full: 12 changes pending since
+        10:51" (one part per kind of fault)."""
+        if not self._held:
+            return ""
+        parts = []
+        for what in dict.fromkeys(h.what for h in self._held.values()):
+            helds = [h for h in self._held.values() if h.what == what]
+            since = time.strftime("%H:%M", time.localtime(min(h.since for h in helds)))
+            if any(h.rels is None for h in helds):
+                count = "changes"
+            else:
+                n = sum(len(h.rels or ()) for h in helds)
+                count = f"{n} change{'s' if n != 1 else ''}"
+            names = ", ".join(n for n, h in self._held.items() if h.what == what)
+            parts.append(f"{what}: {count} pending since {since} ({names})")
+        return "; ".join(parts)
+
+    def health_snapshot(self) -> dict[str, Any]:
+        """The daemon's health as the status file says it, from memory (it may not be
+        writable while the disk is full)."""
+        with self._health_lock:
+            data = dict(self.health.__dict__)
+            data["pending"] = self._pending_events + self._held_count()
+        return data
+
+    def _held_count(self) -> int:
+        return sum(len(h.rels) if h.rels is not None else 1 for h in list(self._held.values()))
+
     def _record_error(self, message: str) -> None:
         log.error("%s", message)
         with self._health_lock:
@@ -518,7 +619,7 @@ class Daemon:
             for key, value in changes.items():
                 setattr(self.health, key, value)
             self.health.heartbeat = time.time()
-            self.health.pending = self._pending_events
+            self.health.pending = self._pending_events + self._held_count()
             data = dict(self.health.__dict__)
         path = self.settings.index_dir / STATUS_FILE
         tmp = path.with_name(f".{STATUS_FILE}.{os.getpid()}.tmp")
@@ -526,7 +627,39 @@ class Daemon:
             tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
             os.replace(tmp, path)
         except OSError as exc:
-            log.warning("cannot write %s: %s", path, exc)
+            tmp.unlink(missing_ok=True)
+            log.debug("cannot write %s: %s", path, exc)
+
+
+@dataclass
+class _Held:
+    """A collection's changes that a commit could not take."""
+
+    since: float
+    rels: set[str] | None = field(default_factory=set)  # None: reconcile it all
+    what: str = ""
+    attempts: int = 0
+    due: float = 0.0
+
+
+_FAULT_KINDS = {
+    errno.ENOSPC: "disk full",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "index folder read-only",
+    errno.EACCES: "index folder not writable",
+    errno.EPERM: "index folder not writable",
+    errno.EIO: "I/O error on the index folder",
+}
+
+
+def fault_kind(exc: BaseException) -> str:
+    """The kind of write fault behind an exception, in words."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in _FAULT_KINDS:
+            return _FAULT_KINDS[seen.errno]
+        seen = seen.__cause__ or getattr(seen, "cause", None)
+    return "cannot write the index"
 
 
 def _folder_id(path: Path) -> tuple[int, int] | None:

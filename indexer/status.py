@@ -28,6 +28,10 @@ class CollectionStatus:
     problem: str = ""
 
 
+# The daemon beats every few seconds; this long a silence means it is stuck.
+STUCK_S = 60
+
+
 def _folder_bytes(path: Path) -> int:
     total = 0
     try:
@@ -94,7 +98,7 @@ def read_daemon_status(settings: Settings) -> dict[str, Any] | None:
     heartbeat = data.get("heartbeat")
     # The daemon beats at least every few seconds; a minute of silence means it is stuck.
     data["stuck"] = bool(
-        data["alive"] and isinstance(heartbeat, (int, float)) and time.time() - heartbeat > 60
+        data["alive"] and isinstance(heartbeat, (int, float)) and time.time() - heartbeat > STUCK_S
     )
     return data
 

@@ -35,12 +35,14 @@ from indexer.engine import get_engine
 from indexer.engine.base import Reader
 from indexer.engine.writing import (
     Bookkeeping,
+    CommitFailed,
     Document,
     Engine,
     FileState,
     Index,
     Plan,
     SegmentStats,
+    is_write_fault,
 )
 from indexer.sources.base import FileData, Source, is_hidden
 
@@ -79,6 +81,11 @@ def unusable_index_folder(path: Path, exc: OSError) -> StoreError:
         f"cannot use the index folder {path}: {exc.strerror or exc}; "
         "set [index] dir to a folder trove may write"
     )
+
+
+class WriteFault(StoreError):
+    """A commit the index folder could not take (a full disk, a read-only folder, ...): the
+    index is at its last commit, its partial files gone. The changes stay to be retried."""
 
 
 class IndexLockedError(StoreError):
@@ -351,8 +358,14 @@ class CollectionIndex:
             marker["last_update"] = old["last_update"]
         marker.update(extra)
         tmp = self.path / (MARKER + ".tmp")
-        tmp.write_text(json.dumps(marker, indent=1), encoding="utf-8")
-        os.replace(tmp, self.marker_path)
+        try:
+            tmp.write_text(json.dumps(marker, indent=1), encoding="utf-8")
+            os.replace(tmp, self.marker_path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            if is_write_fault(exc):
+                raise WriteFault(f"could not write {self.marker_path}: {exc.strerror}") from exc
+            raise
 
     def check_ours(self) -> dict[str, Any] | None:
         """The marker if the folder is ours (None if it does not exist or is empty)."""
@@ -426,7 +439,15 @@ class CollectionIndex:
         # The marker first: a process killed between the two leaves a folder that is
         # recognisably ours (and rebuilt), never one that looks foreign.
         self._write_marker(last_update=None)
-        return self.engine.create(self.path, fields, scored), True
+        try:
+            return self.engine.create(self.path, fields, scored), True
+        except OSError as exc:
+            if is_write_fault(exc):
+                raise WriteFault(
+                    f"could not create the index in {self.path}: {exc.strerror}; it is "
+                    "built when it can be"
+                ) from exc
+            raise
 
     # ---- the one writer
 
@@ -770,12 +791,15 @@ class Syncer:
         segments whose documents are all deleted) and note the update in the marker."""
         if not (plan.delete_keys or plan.add_docs or plan.file_records or clear or always):
             return
-        index.commit(
-            plan,
-            clear=clear,
-            parallel=self.parallel and len(plan.add_docs) >= PARALLEL_THRESHOLD,
-            check_cancel=self._check_cancel,
-        )
+        try:
+            index.commit(
+                plan,
+                clear=clear,
+                parallel=self.parallel and len(plan.add_docs) >= PARALLEL_THRESHOLD,
+                check_cancel=self._check_cancel,
+            )
+        except CommitFailed as exc:
+            raise WriteFault(str(exc)) from exc
         if marker:
             self.index._write_marker(last_update=time.time())
 

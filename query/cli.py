@@ -45,7 +45,8 @@ get_app = typer.Typer(help="Show one report or one command in full.", no_args_is
 app.add_typer(get_app, name="get")
 
 out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+# Messages are never wrapped: each is one line, whatever the width.
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class _State:
@@ -752,10 +753,14 @@ def _daemon_line(daemon: dict[str, Any] | None) -> str:
     if daemon is None:
         return "daemon: not running (never started on this index)"
     if not daemon.get("alive"):
-        return f"daemon: not running (last pid {daemon.get('pid')}, stopped or crashed)"
+        if daemon.get("state") == "stopped":
+            return f"daemon: stopped (pid {daemon.get('pid')}, at {_when(daemon.get('heartbeat'))})"
+        return f"daemon: not running (last pid {daemon.get('pid')}, crashed or killed)"
     line = f"daemon: running, pid {daemon['pid']} since {_when(daemon.get('started'))}"
     if daemon.get("stuck"):
         line += f"; STUCK: no heartbeat since {_when(daemon.get('heartbeat'))}"
+    if daemon.get("fault"):
+        line += f"; {daemon['fault']}, retrying"
     line += (
         f"; last event {_when(daemon.get('last_event'))}, last commit "
         f"{_when(daemon.get('last_commit'))}, pending {daemon.get('pending', 0)}, "

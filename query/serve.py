@@ -19,6 +19,7 @@ import os
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -140,19 +141,26 @@ def http_app(
     host: str,
     token: str = "",
     daemon_alive: Callable[[], bool] | None = None,
+    daemon_health: Callable[[], dict[str, Any]] | None = None,
 ) -> ASGIApp:
     """MCP over streamable HTTP at /mcp and the daemon's status at /health."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
-    from indexer.status import read_daemon_status
+    from indexer.status import STUCK_S, read_daemon_status
 
     settings = server.trove_settings
 
     async def health(request: Request) -> JSONResponse:
         status = read_daemon_status(settings)
+        if status is not None and daemon_health is not None:
+            # In-process: the daemon's own view, also when a full disk keeps the status
+            # file from being written.
+            status = {**status, **daemon_health()}
+            status["stuck"] = time.time() - status["heartbeat"] > STUCK_S
         running = daemon_alive() if daemon_alive else bool(status and status.get("alive"))
-        ok = running and status is not None and not status.get("stuck")
+        # 503 while changes cannot land (a full disk, a read-only index folder).
+        ok = running and status is not None and not status.get("stuck") and not status.get("fault")
         return JSONResponse(
             {"status": "ok" if ok else "unavailable", "mcp": MCP_PATH, "daemon": status},
             status_code=200 if ok else 503,
@@ -262,7 +270,13 @@ def serve(
                 raise failure[0]
             web = _uvicorn_server()(
                 uvicorn.Config(
-                    http_app(server, host, token, daemon_alive=thread.is_alive),
+                    http_app(
+                        server,
+                        host,
+                        token,
+                        daemon_alive=thread.is_alive,
+                        daemon_health=daemon.health_snapshot,
+                    ),
                     log_config=None,
                     access_log=False,
                     lifespan="on",

@@ -9,13 +9,53 @@ one commit, so the bookkeeping never disagrees with the documents.
 
 from __future__ import annotations
 
+import errno
+import shutil
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from indexer.engine.base import Reader
 from indexer.engine.fields import Field
+
+# What a write can fail with because of where the index lives, not what it holds: a full
+# disk or quota, a read-only or forbidden folder, an I/O error.
+WRITE_FAULTS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+)
+
+
+def is_write_fault(exc: BaseException) -> TypeGuard[OSError]:
+    return isinstance(exc, OSError) and exc.errno in WRITE_FAULTS
+
+
+class CommitFailed(Exception):
+    """A commit that could not be written (``cause``: a write fault). The index stays at its
+    last commit and the commit's partial files are gone; ``str()`` is one line saying so."""
+
+    def __init__(self, folder: Path, cause: OSError, written: int) -> None:
+        self.folder, self.cause, self.written = folder, cause, written
+        try:
+            free = shutil.disk_usage(folder).free
+        except OSError:
+            free = -1
+        self.free = free
+        reason = cause.strerror or type(cause).__name__
+        room = f"{_size(free)} free" if free >= 0 else "free space unknown"
+        needed = f"; it had written {_size(written)} when it failed" if written else ""
+        super().__init__(
+            f"could not write to {folder}: {reason} ({room}{needed}); the index is "
+            "unchanged, at its last commit"
+        )
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} bytes"
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,20 @@
-"""A collection's Whoosh index on disk: opening it, and creating it anew.
+"""A collection's Whoosh index on disk: opening it, creating it anew, and writing it
+durably.
 
 Indexes are opened without mmap: with it, each open searcher held a copy of the segment
 files in memory (about 97 MB of RSS per searcher on a 50 MB index).
+
+Whoosh never fsyncs. Here every file it writes is fsynced as it is closed, and the folder
+after each rename: a commit writes its segment files, then its table of contents (a
+temporary file renamed into place), so the segment files reach the disk before the table
+of contents that names them, and the rename before the commit returns.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +42,37 @@ class TroveStorage(FileStorage):
         self, indexname: str = INDEX_NAME, schema: Schema | None = None, indexclass: Any = None
     ) -> Index:
         return super().open_index(indexname, schema or self.trove_schema, indexclass)
+
+    def create_file(self, name: str, excl: bool = False, mode: str = "wb", **kwargs: Any) -> Any:
+        """A new file that is flushed and fsynced when Whoosh closes it."""
+        structfile = super().create_file(name, excl=excl, mode=mode, **kwargs)
+        structfile.onclose = _synced(structfile.onclose)
+        return structfile
+
+    def rename_file(self, oldname: str, newname: str, safe: bool = False) -> None:
+        super().rename_file(oldname, newname, safe=safe)
+        fsync_folder(self.folder)
+
+
+def _synced(then: Callable[[Any], None] | None) -> Callable[[Any], None]:
+    def on_close(structfile: Any) -> None:
+        if then is not None:
+            then(structfile)
+        raw = structfile.file
+        if hasattr(raw, "fileno"):
+            raw.flush()
+            os.fsync(raw.fileno())
+
+    return on_close
+
+
+def fsync_folder(folder: str | Path) -> None:
+    """Make a folder's entries (files created, renamed or deleted in it) durable."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def open_index(path: Path, fields: Iterable[Field]) -> Index:

@@ -3,13 +3,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
+import re
+import shutil
+import sys
+import traceback
+import warnings
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
 from whoosh import writing
-from whoosh.index import Index
+from whoosh.index import TOC, Index, clean_files
 from whoosh.query import Term
 from whoosh.reading import SegmentReader
 
@@ -17,8 +24,15 @@ from indexer.engine.fields import Field
 from indexer.engine.whoosh.codec import TroveCodec
 from indexer.engine.whoosh.reading import WhooshReader
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, KIND_DOC, KIND_FILE
-from indexer.engine.whoosh.storage import create_index, open_index
-from indexer.engine.writing import Bookkeeping, FileState, Plan, SegmentStats
+from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
+from indexer.engine.writing import (
+    Bookkeeping,
+    CommitFailed,
+    FileState,
+    Plan,
+    SegmentStats,
+    is_write_fault,
+)
 from indexer.engine.writing import Index as EngineIndex
 
 # A commit calls check_cancel every this many documents added.
@@ -34,6 +48,45 @@ def _drop_dead_segments(writer: Any, segments: list[Any]) -> list[Any]:
     query still pays a lookup in it. The store compacts instead, by indexing the files of
     small segments again."""
     return [s for s in segments if s.doc_count() > 0]
+
+
+# A table of contents being written: renamed into place only once complete.
+_TEMP_TOC = re.compile(rf"^_{INDEX_NAME}_[0-9]+\.toc\..+")
+
+
+def _close_quietly(exc: BaseException, writer: list[Any]) -> None:
+    """Cancel a failed writer and close its open files (it and the traceback's frames
+    hold them) now, not whenever the garbage collector finds them: quietly, since
+    flushing them fails too (a full disk) and an unclosed file warns."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, (OSError, ResourceWarning)):
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            while writer:  # popped: nothing else holds it once cancelled
+                with contextlib.suppress(Exception):
+                    writer.pop().cancel()
+            seen: BaseException | None = exc
+            while seen is not None:  # and the exceptions it arose from
+                traceback.clear_frames(seen.__traceback__)
+                seen = seen.__context__
+            gc.collect()
+    finally:
+        sys.unraisablehook = previous
+
+
+def _folder_bytes(folder: Path) -> int:
+    total = 0
+    for path in folder.rglob("*"):
+        with contextlib.suppress(OSError):
+            if path.is_file():
+                total += path.stat().st_size
+    return total
 
 
 class WhooshIndex:
@@ -105,18 +158,11 @@ class WhooshIndex:
         # Whoosh hands every posting its document's field length, looked up one by one
         # (17% of a build); only BM25 uses them (and then only as a bound for skipping).
         codec.length_stats = self.scored
-        if parallel and cpus > 1:
-            # Each worker sorts its postings in memory up to limitmb (Whoosh's estimate; RSS
-            # is ~1.6x that) before spilling pickled runs to disk, and spilling costs ~40% of
-            # build time. 2 GB shared by the workers keeps 10k 4 KB reports in memory; it
-            # lives in the forked workers only and is freed when they exit.
-            procs = min(4, cpus)
-            writer = self.native.writer(
-                procs=procs, limitmb=2048 // procs, multisegment=True, codec=codec
-            )
-        else:
-            # This runs in long-lived processes (the daemon): keep the pool small.
-            writer = self.native.writer(limitmb=128, codec=codec)
+        try:
+            writer = self._writer(codec, parallel and cpus > 1, cpus)
+        except BaseException as exc:
+            self._failed(exc)
+            raise
         try:
             # File records to replace: only files that have one now.
             old_records = plan.file_records.keys() & plan.indexed_files
@@ -144,9 +190,54 @@ class WhooshIndex:
                 writer.commit(mergetype=writing.CLEAR)
             else:
                 writer.commit(mergetype=_drop_dead_segments)
-        except BaseException:
-            writer.cancel()
+        except BaseException as exc:
+            failed, writer = [writer], None  # only _failed holds it: it closes quietly there
+            self._failed(exc, failed)
             raise
+
+    def _writer(self, codec: TroveCodec, parallel: bool, cpus: int) -> Any:
+        """A Whoosh writer. The one-process writer goes without Whoosh's own write lock
+        (``_lk=False``): the store holds the collection's writer lock around every commit,
+        and Whoosh's lock, taken before the writer creates its first file, would stay held
+        if that file failed (a full disk), refusing every later commit of a long-lived
+        process. The parallel writer keeps it (its workers pass ``_lk`` themselves); it
+        runs in `trove reindex`, whose lock goes when the process ends."""
+        if parallel:
+            # Each worker sorts its postings in memory up to limitmb (Whoosh's estimate; RSS
+            # is ~1.6x that) before spilling pickled runs to disk, and spilling costs ~40% of
+            # build time. 2 GB shared by the workers keeps 10k 4 KB reports in memory; it
+            # lives in the forked workers only and is freed when they exit.
+            procs = min(4, cpus)
+            return self.native.writer(
+                procs=procs, limitmb=2048 // procs, multisegment=True, codec=codec
+            )
+        else:
+            # This runs in long-lived processes (the daemon): keep the pool small.
+            return self.native.writer(limitmb=128, codec=codec, _lk=False)
+
+    def _failed(self, exc: BaseException, writer: list[Any] | None = None) -> None:
+        """After a commit failed: the writer (``writer``'s one item) is cancelled, its
+        partial files go, and a write fault becomes CommitFailed."""
+        _close_quietly(exc, writer or [])
+        written = self._drop_partial_files()
+        if is_write_fault(exc):
+            raise CommitFailed(Path(self.native.storage.folder), exc, written) from exc
+
+    def _drop_partial_files(self) -> int:
+        """Remove what a failed commit left (segment files no table of contents names, a
+        half-written table of contents, writers' temporary folders); their bytes."""
+        storage = self.native.storage
+        folder = Path(storage.folder)
+        before = _folder_bytes(folder)
+        with contextlib.suppress(Exception):  # no readable table of contents: keep all
+            generation = self.native.latest_generation()
+            segments = TOC.read(storage, INDEX_NAME, generation).segments
+            clean_files(storage, INDEX_NAME, generation, segments)
+        for entry in folder.iterdir():
+            if _TEMP_TOC.match(entry.name) or (entry.is_dir() and entry.name.endswith(".tmp")):
+                with contextlib.suppress(OSError):
+                    shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        return max(0, before - _folder_bytes(folder))
 
 
 class WhooshEngine:

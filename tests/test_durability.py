@@ -1,0 +1,329 @@
+"""Durability: a commit the index folder cannot take (a full disk, a read-only folder, an
+I/O error) leaves the index at its last commit with no partial files, says so in one line,
+and the daemon keeps the changes and lands them once the fault clears.
+
+Two kinds of fault: a real one, on a small tmpfs mounted for the test (a disk filled up,
+a folder remounted read-only), where this process may mount one; and one injected at the
+engine's file writes (TroveStorage.create_file), which runs everywhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import lookups
+import pytest
+
+from indexer.config import Settings
+from indexer.daemon import Daemon
+from indexer.engine.whoosh.storage import TroveStorage
+from indexer.reindex import reindex
+from indexer.sources.registry import get_source
+from indexer.store import LOCK_FILE, Syncer, WriteFault
+
+REPO = Path(__file__).resolve().parent.parent
+TIMEOUT = 20.0
+FAULTS = {
+    errno.ENOSPC: "No space left on device",
+    errno.EDQUOT: "Disk quota exceeded",
+    errno.EROFS: "Read-only file system",
+    errno.EACCES: "Permission denied",
+    errno.EIO: "Input/output error",
+}
+
+
+class Injected:
+    """Faults at the engine's file writes: while ``errno`` is set, creating an index file
+    whose name matches ``names`` fails with it (after ``after`` such files were made)."""
+
+    def __init__(self) -> None:
+        self.errno: int | None = None
+        self.after = 0
+        self.names: Callable[[str], bool] = lambda name: True
+        self.made = 0
+
+
+@pytest.fixture
+def injected(monkeypatch: pytest.MonkeyPatch) -> Injected:
+    fault = Injected()
+    create = TroveStorage.create_file
+
+    def create_file(self: TroveStorage, name: str, *args: Any, **kwargs: Any) -> Any:
+        if fault.errno is not None and fault.names(name):
+            fault.made += 1
+            if fault.made > fault.after:
+                raise OSError(fault.errno, FAULTS[fault.errno], name)
+        return create(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(TroveStorage, "create_file", create_file)
+    return fault
+
+
+def _can_mount() -> bool:
+    if os.geteuid() != 0:
+        return False
+    probe = Path(f"/tmp/trove-mount-probe-{os.getpid()}")
+    probe.mkdir(exist_ok=True)
+    try:
+        ok = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(probe)],
+            capture_output=True,
+            check=False,
+        )
+        if ok.returncode != 0:
+            return False
+        subprocess.run(["umount", str(probe)], check=True)
+        return True
+    except OSError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            probe.rmdir()
+
+
+CAN_MOUNT = _can_mount()
+
+
+class SmallDisk:
+    """A tmpfs of a few MB mounted for the test, to fill up and to remount read-only."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.filler = path / "filler"
+
+    def fill(self) -> None:
+        """Write until the disk is full (unbuffered: every byte that fits is written)."""
+        fd = os.open(self.filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        try:
+            for size in (65536, 4096, 1):
+                with contextlib.suppress(OSError):
+                    while True:
+                        os.write(fd, b"\0" * size)
+        finally:
+            os.close(fd)
+
+    def free(self) -> None:
+        self.filler.unlink(missing_ok=True)
+
+    def read_only(self, on: bool) -> None:
+        mode = "remount,ro" if on else "remount,rw"
+        subprocess.run(["mount", "-o", mode, str(self.path)], check=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    if not CAN_MOUNT:
+        pytest.skip("this process may not mount a tmpfs (the injected faults cover it)")
+    path = tmp_path / "disk"
+    path.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(path)], check=True)
+    try:
+        yield SmallDisk(path)
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def _reports(write: Callable[[str, str], Path], n: int = 40) -> None:
+    for i in range(n):
+        write(f"reports/net/r{i:03d}_2025110{i % 9 + 1}.md", f"# r{i}\n\nproxy timeout {i} " * 20)
+
+
+def _index_files(settings: Settings) -> dict[str, int]:
+    """The index's files and sizes (less the writer lock, which names its holder)."""
+    folder = settings.index_dir / "reports"
+    return {
+        p.name: p.stat().st_size
+        for p in sorted(folder.iterdir())
+        if p.name != LOCK_FILE and (p.is_file() or p.is_dir())
+    }
+
+
+def _found(settings: Settings, word: str) -> set[str]:
+    return set(lookups.keys_with_prefix(settings, "reports", "content", word))
+
+
+# --------------------------------------------------------------------------- a failed commit
+
+
+@pytest.mark.parametrize("code", list(FAULTS), ids=[errno.errorcode[c] for c in FAULTS])
+@pytest.mark.parametrize("at", ["first file", "table of contents"])
+def test_a_failed_commit_leaves_the_index_at_its_last_commit(
+    make_settings, write, injected: Injected, code: int, at: str
+) -> None:
+    _reports(write)
+    settings = make_settings()
+    syncer = Syncer(settings, get_source("reports"))
+    syncer.parallel = False
+    syncer.reconcile()
+    before = _index_files(settings)
+    write("reports/net/zebra_20251201.md", "a zebrafish report")
+    injected.errno = code
+    if at == "table of contents":  # every segment file written, then the TOC fails
+        injected.names = lambda name: name.startswith("_MAIN_")
+    with pytest.raises(WriteFault) as failed:
+        syncer.reconcile()
+    message = str(failed.value)
+    assert "\n" not in message and FAULTS[code] in message
+    assert str(settings.index_dir / "reports") in message and "free" in message
+    assert "unchanged, at its last commit" in message
+    assert _index_files(settings) == before  # no partial file left
+    assert _found(settings, "zebrafish") == set()
+    assert len(_found(settings, "proxy")) == 40  # the last commit still answers
+    injected.errno = None
+    syncer.reconcile()
+    assert _found(settings, "zebrafish") == {"net/zebra_20251201.md"}
+
+
+def test_reindex_on_a_full_disk_or_a_read_only_folder_exits_1_in_one_line_and_recovers(
+    tmp_path: Path, write, small_disk: SmallDisk
+) -> None:
+    _reports(write)
+    config = tmp_path / "trove.toml"
+    config.write_text(
+        f'[sources]\nreports = "{tmp_path / "reports"}"\n[index]\ndir = "{small_disk.path}"\n',
+        encoding="utf-8",
+    )
+
+    def trove(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "query.cli", "--config", str(config), *args],
+            check=False,
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=120,
+        )
+
+    assert trove("reindex", "--collection", "reports").returncode == 0
+    for i in range(40):
+        write(f"reports/big/b{i:03d}_20251201.md", f"zebrafish {i} " * 4000)
+    small_disk.fill()
+    failed = trove("reindex", "--collection", "reports")
+    assert failed.returncode == 1
+    assert "Traceback" not in failed.stderr + failed.stdout
+    line = next(x for x in failed.stderr.splitlines() if "No space left on device" in x)
+    assert line.startswith("trove: reports: could not write to ") and "free" in line
+    leftovers = [p.name for p in (small_disk.path / "reports").iterdir() if p.suffix == ".tmp"]
+    assert leftovers == []
+    small_disk.free()
+    # A read-only index folder (the daemon's case is injected: its lock file, open for
+    # writing, keeps a mount from turning read-only).
+    small_disk.read_only(True)
+    try:
+        refused = trove("reindex", "--collection", "reports")
+    finally:
+        small_disk.read_only(False)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert any("Read-only file system" in x for x in refused.stderr.splitlines())
+    assert trove("reindex", "--collection", "reports").returncode == 0
+    found = trove("search", "reports", "zebrafish", "--json")
+    assert found.returncode == 0 and "b000_20251201.md" in found.stdout
+
+
+# --------------------------------------------------------------------------- the daemon
+
+
+class Running:
+    def __init__(self, settings: Settings) -> None:
+        self.daemon = Daemon(settings, ["reports"])
+        self.errors: list[BaseException] = []
+        self.thread = threading.Thread(target=self._run, name="test-daemon")
+
+    def _run(self) -> None:
+        try:
+            self.daemon.run()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            self.errors.append(exc)
+
+    def wait_until(self, predicate: Callable[[], bool], timeout: float = TIMEOUT) -> float:
+        """Wait on the daemon's progress until ``predicate`` holds; the seconds it took."""
+        started = time.monotonic()
+        deadline = started + timeout
+        with self.daemon.progress:
+            while not predicate():
+                left = deadline - time.monotonic()
+                assert left > 0, "timed out waiting for the daemon"
+                assert not self.errors, self.errors
+                self.daemon.progress.wait(min(left, 0.25))
+        return time.monotonic() - started
+
+
+@pytest.fixture
+def run_daemon() -> Iterator[Callable[[Settings], Running]]:
+    started: list[Running] = []
+
+    def start(settings: Settings) -> Running:
+        running = Running(settings)
+        running.thread.start()
+        assert running.daemon.wait_ready(TIMEOUT), running.errors
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.daemon.stop()
+        running.thread.join(TIMEOUT)
+        assert not running.thread.is_alive()
+        assert not running.errors
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EIO])
+def test_the_daemon_keeps_refused_changes_and_lands_them_when_the_fault_clears(
+    make_settings, write, injected: Injected, run_daemon, code: int
+) -> None:
+    _reports(write, 5)
+    settings = make_settings(daemon={"quiet_ms": 50})
+    d = run_daemon(settings)
+    injected.errno = code
+    write("reports/net/zebra_20251201.md", "a zebrafish report")
+    d.wait_until(lambda: bool(d.daemon.health_snapshot()["fault"]))
+    health = d.daemon.health_snapshot()
+    assert health["pending"] >= 1 and "pending since" in health["fault"]
+    assert FAULTS[code] in health["last_error"]
+    write("reports/net/okapi_20251202.md", "an okapi report")  # more, while it fails
+    d.wait_until(lambda: d.daemon.health_snapshot()["pending"] >= 2)
+    assert _found(settings, "zebrafish") == set()
+    injected.errno = None
+    took = d.wait_until(lambda: bool(_found(settings, "okapi")) and bool(_found(settings, "zebra")))
+    assert took < 5.0  # within seconds of the fault clearing, not at the periodic pass
+    assert d.daemon.health_snapshot()["fault"] == ""
+    assert d.thread.is_alive()
+
+
+def test_the_daemon_rides_out_a_full_disk(
+    tmp_path: Path, make_settings, write, small_disk: SmallDisk, run_daemon
+) -> None:
+    _reports(write, 5)
+    settings = make_settings(daemon={"quiet_ms": 50}, index={"dir": str(small_disk.path)})
+    d = run_daemon(settings)
+    small_disk.fill()
+    write("reports/net/zebra_20251201.md", "a zebrafish report " * 20000)
+    d.wait_until(lambda: "disk full" in d.daemon.health_snapshot()["fault"])
+    small_disk.free()
+    d.wait_until(lambda: bool(_found(settings, "zebrafish")))
+    assert d.daemon.health_snapshot()["fault"] == ""
+
+    assert d.thread.is_alive()
+
+
+def test_reindex_reports_a_fault_per_collection_and_carries_on(
+    make_settings, write, injected: Injected
+) -> None:
+    _reports(write, 3)
+    write("commands/tool.md", "---\ntitle: T\n---\nbody")
+    settings = make_settings()
+    injected.errno = errno.ENOSPC
+    injected.names = lambda name: True
+    summaries = {s.collection: s for s in reindex(settings, ["reports", "commands"])}
+    assert all("No space left on device" in (s.error or "") for s in summaries.values())
+    injected.errno = None
+    assert not any(s.error for s in reindex(settings, ["reports", "commands"]))
