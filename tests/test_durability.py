@@ -327,3 +327,51 @@ def test_reindex_reports_a_fault_per_collection_and_carries_on(
     assert all("No space left on device" in (s.error or "") for s in summaries.values())
     injected.errno = None
     assert not any(s.error for s in reindex(settings, ["reports", "commands"]))
+
+
+# --------------------------------------------------------------------------- what people see
+
+
+def test_status_says_stopped_crashed_or_faulty() -> None:
+    from query.cli import _daemon_line
+
+    now = time.time()
+    stopped = {"alive": False, "state": "stopped", "pid": 7, "heartbeat": now}
+    assert _daemon_line(stopped).startswith("daemon: stopped (pid 7, at ")
+    crashed = {"alive": False, "state": "watching", "pid": 7, "heartbeat": now}
+    assert "crashed or killed" in _daemon_line(crashed)
+    faulty = {"alive": True, "pid": 7, "started": now, "fault": "disk full: 3 changes pending"}
+    assert "disk full: 3 changes pending, retrying" in _daemon_line(faulty)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_health_is_503_while_changes_cannot_land(make_settings) -> None:
+    import json
+
+    import httpx
+
+    from indexer.status import STATUS_FILE
+    from query.mcp_server import build_server
+    from query.serve import http_app
+
+    settings = make_settings()
+    settings.index_dir.mkdir(parents=True, exist_ok=True)
+    state: dict[str, Any] = {"pid": os.getpid(), "heartbeat": time.time(), "fault": ""}
+    (settings.index_dir / STATUS_FILE).write_text(json.dumps(state), encoding="utf-8")
+    server = build_server(settings)
+    try:
+        app = http_app(server, "127.0.0.1", daemon_alive=lambda: True, daemon_health=lambda: state)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            assert (await http.get("/health")).status_code == 200
+            state["fault"] = "disk full: 2 changes pending since 10:51 (reports)"
+            sick = await http.get("/health")
+            assert sick.status_code == 503
+            assert sick.json()["daemon"]["fault"].startswith("disk full")
+    finally:
+        server.close()
