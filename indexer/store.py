@@ -21,6 +21,7 @@ import logging
 import os
 import pickle
 import stat
+import sys
 import threading
 import time
 from collections import Counter
@@ -43,6 +44,7 @@ from indexer.engine.writing import (
     Plan,
     SegmentStats,
     is_write_fault,
+    release,
 )
 from indexer.sources.base import FileData, Source, is_hidden
 
@@ -409,6 +411,21 @@ class CollectionIndex:
         except Exception:  # noqa: BLE001 (missing or damaged: the writer rebuilds it)
             return None
 
+    def damaged(self) -> str | None:
+        """Why the index cannot be read (a file missing, cut short or corrupted), or None
+        if it reads (or was never built)."""
+        marker = self.check_ours()
+        if marker is None or marker.get("schema_version") != self.source.schema_version:
+            return None
+        if marker.get("damaged"):
+            return "marked damaged"
+        try:
+            self.engine.open(self.path, self.source.fields(), self.source.scored).verify()
+        except Exception as exc:  # noqa: BLE001 (any failure to read is damage)
+            release(exc)  # the files the failed read left open
+            return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return None
+
     def reader(self) -> Reader:
         """The query side's reader of this index (indexer/engine/base.py)."""
 
@@ -530,7 +547,43 @@ class Syncer:
         summary = Summary(self.source.name)
         with self.index.locked():
             index, created = self.index._open_for_writing()
-            self._reconcile_locked(index, summary, full=full, created=created, progress=progress)
+            try:
+                self._reconcile_locked(
+                    index, summary, full=full, created=created, progress=progress
+                )
+            except StoreError:
+                raise
+            except Exception:  # noqa: BLE001 (rebuilt if the index is damaged, else re-raised)
+                index = self._heal()
+                summary = Summary(self.source.name)
+                self._reconcile_locked(index, summary, created=True, progress=progress)
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    def _heal(self) -> Index:
+        """After a failure reading the index: if it is damaged, a new empty index to
+        rebuild from the files (one log line); else the failure goes on (re-raised)."""
+        why = self.index.damaged()
+        if why is None:
+            raise  # noqa: PLE0704 (called from an except block: the failure goes on)
+        failure = sys.exc_info()[1]
+        if failure is not None:
+            release(failure)
+        return self._recreate(why)
+
+    def _recreate(self, why: str) -> Index:
+        """A new empty index in place of a damaged one (one log line). Holds the lock."""
+        log.warning("%s: index damaged (%s); rebuilding it from the files", self.index.path, why)
+        self.index._write_marker(damaged=True)
+        index, _ = self.index._open_for_writing()
+        return index
+
+    def rebuild(self, why: str) -> Summary:
+        """Rebuild a damaged index from the files, whatever it still reads."""
+        started = time.perf_counter()
+        summary = Summary(self.source.name)
+        with self.index.locked():
+            self._reconcile_locked(self._recreate(why), summary, created=True)
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -571,47 +624,58 @@ class Syncer:
                 self._reconcile_locked(index, summary, created=True)
                 summary.seconds = time.perf_counter() - started
                 return summary
-            on_disk: dict[str, tuple[int, int]] = {}
-            check: set[str] = set()
-            root = self.root if self.root is not None and self.root.is_dir() else None
-            for rel in set(rels):
-                if not valid_name(rel):
-                    summary.skipped["name is not valid UTF-8"] += 1
-                    continue
-                check.add(rel)
-                if root is None:
-                    continue
-                path = os.path.join(root, rel) if rel else str(root)
-                if os.path.isdir(path):
-                    sub = walk(Path(path), _Under(self.source, rel))
-                    for sub_rel, st in sub.files.items():
-                        full_rel = f"{rel}/{sub_rel}" if rel else sub_rel
-                        on_disk[full_rel] = st
-                        check.add(full_rel)
-                    summary.skipped.update(sub.skipped)
-                else:
-                    parts = tuple(rel.split("/"))
-                    wanted = self.source.wants_file(parts) and all(
-                        self.source.wants_dir(parts[:i]) for i in range(1, len(parts))
-                    )
-                    found = regular_file_stat(path) if wanted else None
-                    if found is not None:
-                        on_disk[rel] = found
-            if len(check) > APPLY_MAX_PATHS:
-                # A burst: one pass over the whole index costs less than a lookup a path.
-                self._reconcile_locked(index, summary)
-            else:
-                # A folder that went away: everything indexed under it goes too.
-                files, docs = self._state_under(index, check, on_disk)
-                plan = self._plan(on_disk, files, docs, set(files) | set(docs), summary, None)
-                self._commit(index, plan, summary, clear=False)
-                index = index.refresh()
-                if len(index.segments()) >= BUSY_MAX_SEGMENTS:
-                    # Changes keep coming (no idle moment to compact in): compact now,
-                    # after this batch's commit, so that the batch is visible already.
-                    self._compact_locked(index)
+            try:
+                self._apply_locked(index, rels, summary)
+            except StoreError:
+                raise
+            except Exception:  # noqa: BLE001 (rebuilt if the index is damaged, else re-raised)
+                index = self._heal()
+                summary = Summary(self.source.name)
+                self._reconcile_locked(index, summary, created=True)
         summary.seconds = time.perf_counter() - started
         return summary
+
+    def _apply_locked(self, index: Index, rels: Iterable[str], summary: Summary) -> None:
+        """Re-check ``rels`` (files or folders) and commit the difference."""
+        on_disk: dict[str, tuple[int, int]] = {}
+        check: set[str] = set()
+        root = self.root if self.root is not None and self.root.is_dir() else None
+        for rel in set(rels):
+            if not valid_name(rel):
+                summary.skipped["name is not valid UTF-8"] += 1
+                continue
+            check.add(rel)
+            if root is None:
+                continue
+            path = os.path.join(root, rel) if rel else str(root)
+            if os.path.isdir(path):
+                sub = walk(Path(path), _Under(self.source, rel))
+                for sub_rel, st in sub.files.items():
+                    full_rel = f"{rel}/{sub_rel}" if rel else sub_rel
+                    on_disk[full_rel] = st
+                    check.add(full_rel)
+                summary.skipped.update(sub.skipped)
+            else:
+                parts = tuple(rel.split("/"))
+                wanted = self.source.wants_file(parts) and all(
+                    self.source.wants_dir(parts[:i]) for i in range(1, len(parts))
+                )
+                found = regular_file_stat(path) if wanted else None
+                if found is not None:
+                    on_disk[rel] = found
+        if len(check) > APPLY_MAX_PATHS:
+            # A burst: one pass over the whole index costs less than a lookup a path.
+            self._reconcile_locked(index, summary)
+        else:
+            # A folder that went away: everything indexed under it goes too.
+            files, docs = self._state_under(index, check, on_disk)
+            plan = self._plan(on_disk, files, docs, set(files) | set(docs), summary, None)
+            self._commit(index, plan, summary, clear=False)
+            index = index.refresh()
+            if len(index.segments()) >= BUSY_MAX_SEGMENTS:
+                # Changes keep coming (no idle moment to compact in): compact now,
+                # after this batch's commit, so that the batch is visible already.
+                self._compact_locked(index)
 
     def compact(self, wait: bool = False) -> bool:
         """Re-index the documents of small segments into one, so that they drop away, and

@@ -13,6 +13,8 @@ ErrorCode = Literal[
     "DIRECTORY_NOT_FOUND",
     "SEARCH_TIMEOUT",
     "UPSTREAM_ERROR",
+    # The collection's index is being built or rebuilt: the message says when to retry.
+    "INDEX_UNAVAILABLE",
 ]
 
 # Codes that mean the caller asked for something invalid (CLI exit code 2).

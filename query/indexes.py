@@ -22,8 +22,9 @@ from indexer.config import Settings
 from indexer.engine import get_engine
 from indexer.engine.base import Reader, Snapshot
 from indexer.engine.scan.reading import ScanReader
+from indexer.engine.writing import release
 from indexer.sources.registry import get_source
-from indexer.store import CollectionIndex, Syncer
+from indexer.store import CollectionIndex, IndexLockedError, Syncer
 from query.errors import TroveError
 
 T = TypeVar("T")
@@ -85,15 +86,51 @@ class Indexes:
         threads while it refreshes.
         """
         reader = self._reader(name)
-        with reader.snapshot() as snapshot:
-            if snapshot is not None or not build or self.engine == "scan":
-                yield snapshot
-                return
+        try:
+            with reader.snapshot() as snapshot:
+                if snapshot is not None or not build or self.engine == "scan":
+                    yield snapshot
+                    return
+        except TroveError:
+            raise
+        except Exception as exc:
+            self._heal(name, exc)
+            raise
         syncer = Syncer(self.settings, get_source(name))
         syncer.parallel = threading.active_count() == 1  # never fork a threaded process
         syncer.reconcile()
         with reader.snapshot() as snapshot:
             yield snapshot
+
+    def _heal(self, name: str, exc: Exception) -> None:
+        """After a failure reading a collection's index: if the index is damaged, rebuild it
+        from the files (or leave that to the writer that holds it) and answer
+        INDEX_UNAVAILABLE, never a traceback; else return (the failure goes on)."""
+        if self.engine == "scan":
+            return
+        collection = self.collection(name)
+        why = collection.damaged()
+        if why is None:
+            return
+        release(exc)
+        with self._lock:  # the next snapshot opens the index anew
+            reader = self._readers.pop(name, None)
+        if reader is not None:
+            reader.close()
+        syncer = Syncer(self.settings, get_source(name))
+        syncer.parallel = False
+        try:
+            syncer.rebuild(why)  # one log line
+        except IndexLockedError:
+            raise TroveError(
+                "INDEX_UNAVAILABLE",
+                f"the {name} index is damaged ({why}) and is being rebuilt by the process "
+                "that holds it; retry in a few seconds",
+            ) from exc
+        raise TroveError(
+            "INDEX_UNAVAILABLE",
+            f"the {name} index was damaged ({why}) and has been rebuilt from the files: ask again",
+        ) from exc
 
     def generation(self, name: str) -> int:
         """The generation the current reader reads (-1 if none)."""

@@ -9,8 +9,13 @@ one commit, so the bookkeeping never disagrees with the documents.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import gc
 import shutil
+import sys
+import traceback
+import warnings
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +33,33 @@ WRITE_FAULTS = frozenset(
 
 def is_write_fault(exc: BaseException) -> TypeGuard[OSError]:
     return isinstance(exc, OSError) and exc.errno in WRITE_FAULTS
+
+
+def release(exc: BaseException, writer: list[Any] | None = None) -> None:
+    """After a failed write or read: cancel the failed writer (``writer``'s one item, if
+    any) and close the files it and the exception's frames hold, now rather than whenever
+    the garbage collector finds them, and quietly: flushing them fails too (a full disk),
+    and a file an engine left open when it failed warns."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, (OSError, ResourceWarning)):
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            while writer:  # popped: nothing else holds it once cancelled
+                with contextlib.suppress(Exception):
+                    writer.pop().cancel()
+            seen: BaseException | None = exc
+            while seen is not None:  # and the exceptions it arose from
+                traceback.clear_frames(seen.__traceback__)
+                seen = seen.__context__
+            gc.collect()
+    finally:
+        sys.unraisablehook = previous
 
 
 class CommitFailed(Exception):
@@ -138,6 +170,11 @@ class Index(Protocol):
 
     def files_in(self, segments: Collection[str]) -> set[str]:
         """The files of the live documents and records of these segments (by id)."""
+        ...
+
+    def verify(self) -> None:
+        """Read every segment's stored fields and term dictionaries; raises if a file is
+        missing, cut short or unreadable (a damaged index)."""
         ...
 
     def commit(

@@ -4,18 +4,15 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import re
 import shutil
-import sys
-import traceback
-import warnings
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
 from whoosh import writing
+from whoosh.fields import BOOLEAN, NUMERIC
 from whoosh.index import TOC, Index, clean_files
 from whoosh.query import Term
 from whoosh.reading import SegmentReader
@@ -32,6 +29,7 @@ from indexer.engine.writing import (
     Plan,
     SegmentStats,
     is_write_fault,
+    release,
 )
 from indexer.engine.writing import Index as EngineIndex
 
@@ -52,32 +50,6 @@ def _drop_dead_segments(writer: Any, segments: list[Any]) -> list[Any]:
 
 # A table of contents being written: renamed into place only once complete.
 _TEMP_TOC = re.compile(rf"^_{INDEX_NAME}_[0-9]+\.toc\..+")
-
-
-def _close_quietly(exc: BaseException, writer: list[Any]) -> None:
-    """Cancel a failed writer and close its open files (it and the traceback's frames
-    hold them) now, not whenever the garbage collector finds them: quietly, since
-    flushing them fails too (a full disk) and an unclosed file warns."""
-    previous = sys.unraisablehook
-
-    def hook(unraisable: Any) -> None:
-        if not isinstance(unraisable.exc_value, (OSError, ResourceWarning)):
-            previous(unraisable)
-
-    sys.unraisablehook = hook
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ResourceWarning)
-            while writer:  # popped: nothing else holds it once cancelled
-                with contextlib.suppress(Exception):
-                    writer.pop().cancel()
-            seen: BaseException | None = exc
-            while seen is not None:  # and the exceptions it arose from
-                traceback.clear_frames(seen.__traceback__)
-                seen = seen.__context__
-            gc.collect()
-    finally:
-        sys.unraisablehook = previous
 
 
 def _folder_bytes(folder: Path) -> int:
@@ -109,6 +81,17 @@ class WhooshIndex:
                 else:
                     docs.setdefault(fields["file"], {})[fields["key"]] = fields.get("dhash", "")
         return files, docs
+
+    def verify(self) -> None:
+        schema = self.native.schema
+        with self.native.reader() as reader:
+            for _ in reader.all_stored_fields():
+                pass
+            for leaf, _ in reader.leaf_readers():
+                for (name, tbytes), info in leaf._terms.items():
+                    info.doc_frequency()
+                    if not isinstance(schema[name], (NUMERIC, BOOLEAN)):
+                        tbytes.decode("utf-8")  # as the searches' lexicons read them
 
     def bookkeeping_of(self, files: Iterable[str]) -> Bookkeeping:
         records: dict[str, FileState] = {}
@@ -218,7 +201,7 @@ class WhooshIndex:
     def _failed(self, exc: BaseException, writer: list[Any] | None = None) -> None:
         """After a commit failed: the writer (``writer``'s one item) is cancelled, its
         partial files go, and a write fault becomes CommitFailed."""
-        _close_quietly(exc, writer or [])
+        release(exc, writer or [])
         written = self._drop_partial_files()
         if is_write_fault(exc):
             raise CommitFailed(Path(self.native.storage.folder), exc, written) from exc
