@@ -30,6 +30,7 @@ from indexer.sources.base import is_hidden
 from indexer.sources.reports import ReportsSource, date_from_name
 from indexer.store import Syncer
 from query.cli import app
+from query.context import PLANS as PLANS_OF_A_QUERY
 from query.context import QueryContext
 from query.errors import TroveError
 from query.reports import (
@@ -570,6 +571,9 @@ PLANS: list[tuple[int, dict[str, Any]]] = [
 ]
 
 
+# Each with every query plan (QueryContext.plan): chosen by cost, the postings forced,
+# counting in every text forced.
+@pytest.mark.parametrize("query_plan", PLANS_OF_A_QUERY)
 @pytest.mark.parametrize(
     ("seed", "plan", "engine"),
     [(seed, plan, "whoosh") for seed, plan in PLANS]
@@ -577,7 +581,7 @@ PLANS: list[tuple[int, dict[str, Any]]] = [
     + [(seed, plan, "scan") for seed, plan in PLANS if "SubFile" not in plan],
 )
 def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
-    tmp_path, reports_ctx, monkeypatch, seed, plan, engine
+    tmp_path, reports_ctx, monkeypatch, seed, plan, engine, query_plan
 ) -> None:
     for name, value in plan.items():
         if name == "blocklimit" and engine == "scan":
@@ -591,6 +595,7 @@ def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
     root = tmp_path / "reports"
     corpus = make_corpus(root, seed, reports=70)
     ctx = reports_ctx(engine=engine)
+    ctx.plan = query_plan
     reindex(ctx)
     mutate(corpus, seed)  # a second segment, with deletions in the first
     reindex(ctx)
@@ -637,6 +642,7 @@ def test_counting_the_best_within_a_budget_gives_up_or_answers_exactly(
     root = tmp_path / "reports"
     corpus = make_corpus(root, 9, reports=70)
     ctx = reports_ctx()
+    ctx.plan = "postings"  # (by cost, the texts may be counted before any budget is tried)
     reindex(ctx)
     check_against_reference(ctx, root, corpus, 9, 150)
     assert outcomes.count(True) and outcomes.count(False), outcomes  # both were tried

@@ -223,12 +223,24 @@ class _BytesColumn:
     def size(self, doc: int) -> int:
         return int(self.lengths[doc])
 
+    def sizes(self) -> Sequence[int]:
+        return self.lengths
+
     def value(self, doc: int) -> bytes:
-        length = self.lengths[doc]
+        return self._read(self.offsets[doc], self.lengths[doc])
+
+    def joined(self, first: int, stop: int) -> bytes:
+        """One read: Whoosh's VarBytesColumn writes the values one after another."""
+        if stop <= first:
+            return b""
+        start = self.offsets[first]
+        return self._read(start, self.offsets[stop - 1] + self.lengths[stop - 1] - start)
+
+    def _read(self, offset: int, length: int) -> bytes:
         if self._fd >= 0:
-            return os.pread(self._fd, length, self._base + self.offsets[doc])
+            return os.pread(self._fd, length, self._base + offset)
         colfile, start = self._column
-        return colfile.get(start + self.offsets[doc], length)
+        return colfile.get(start + offset, length)
 
 
 # ---- ranked queries
