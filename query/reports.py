@@ -76,7 +76,7 @@ _TEXT_US = 6
 _INSIDE_US = 0.6  # per posting, counting a fragment inside one token from its terms
 # Counting in every text (query/text_count.py), per byte of text; no query whose postings
 # cost less than _SCAN_FLOOR_US per document is worth comparing with that.
-_SCAN_NS = 0.8
+_SCAN_NS = 0.4
 _SCAN_FLOOR_US = 0.5
 _BOUND_US = 0.3  # ordering a document by its bound and date, to count the best first
 _TEXT_RUN = 256  # documents counted in one go when counting in some texts

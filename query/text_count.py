@@ -24,6 +24,11 @@ RUN_BYTES = 1 << 20  # texts read and counted in one go (one task)
 # Letters from the most to the least common in English prose; a byte not listed (a
 # digit, punctuation, part of a non-ASCII character) counts as rare, a space as commonest.
 _COMMON_FIRST = b" etaoinsrhldcumfpgwybvkxjqz"
+# Needles up to this long, or without a byte rarer than the _RARE_RANK commonest, are
+# found by comparing every byte of the text with each of theirs; others from the places
+# of their rarest byte (fewer places than bytes to compare).
+_MASK_MAX = 4
+_RARE_RANK = 12
 
 
 def counts_in_column(column: BytesColumn, docs: int, needle: bytes) -> npt.NDArray[np.int64]:
@@ -57,32 +62,70 @@ def counts_in(
     lengths = np.asarray(sizes, dtype=np.int64)
     n, m = len(lengths), len(needle)
     counts = np.zeros(n, dtype=np.int64)
-    if m == 0 or n == 0 or not joined:
+    if m == 0 or n == 0 or m > len(joined):
         return counts
     text = np.frombuffer(joined, dtype=np.uint8)
     ends = np.cumsum(lengths)
-    if m == 1:  # the bytes equal to it, summed per text
+    rarest = max(_rank(c) for c in needle)
+    if m <= _MASK_MAX or rarest < _RARE_RANK:
+        # Where each byte of the needle follows the one before, summed per text.
+        at = text == needle[0]
+        for j in range(1, m):
+            at[: len(text) - j] &= text[j:] == needle[j]
+            at[len(text) - j :] = False
+        for j in range(1, m):  # a match ends in the text it starts in
+            cut = ends - j
+            at[cut[cut >= ends - lengths]] = False
         held = lengths > 0
-        counts[held] = np.add.reduceat(
-            (text == needle[0]).view(np.uint8), (ends - lengths)[held], dtype=np.int64
-        )
-        return counts
-    # Where the needle's rarest byte is, then which of those places hold the rest.
-    rank = [_COMMON_FIRST.find(c) if c in _COMMON_FIRST else len(_COMMON_FIRST) for c in needle]
-    r = rank.index(max(rank))
+        counts[held] = np.add.reduceat(at.view(np.uint8), (ends - lengths)[held], dtype=np.uint32)
+        if m > 1 and _overlaps(needle):
+            _recount_overlaps(joined, ends, lengths, np.flatnonzero(at), needle, counts)
+    else:
+        places, owner = _places(text, ends, needle)
+        counts += np.bincount(owner, minlength=n)
+        if _overlaps(needle):
+            _recount_overlaps(joined, ends, lengths, places, needle, counts)
+    return counts
+
+
+def _places(
+    text: npt.NDArray[np.uint8], ends: npt.NDArray[np.int64], needle: bytes
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """Where ``needle`` starts in the texts, and in which text, found from the places of
+    its rarest byte, then checked a byte at a time, rarest first (a long needle: few
+    places to check)."""
+    m = len(needle)
+    order = sorted(range(m), key=lambda j: _rank(needle[j]), reverse=True)
+    r = order[0]
     places = np.flatnonzero(text == needle[r]) - r
     places = places[(places >= 0) & (places <= len(text) - m)]
-    for j, byte in enumerate(needle):
-        if j != r and len(places):
-            places = places[text[places + j] == byte]
+    for j in order[1:]:
+        if len(places):
+            places = places[text[places + j] == needle[j]]
     owner = np.searchsorted(ends, places, side="right")
-    owner = owner[places + m <= ends[owner]]  # a match ends in the text it starts in
-    counts += np.bincount(owner, minlength=n)
-    if _overlaps(needle):
-        # Two matches may overlap ('aa' in 'aaa'): recount where there are several.
-        for i in np.flatnonzero(counts > 1).tolist():
-            counts[i] = joined.count(needle, int(ends[i] - lengths[i]), int(ends[i]))
-    return counts
+    inside = places + m <= ends[owner]  # a match ends in the text it starts in
+    return places[inside], owner[inside]
+
+
+def _recount_overlaps(
+    joined: bytes,
+    ends: npt.NDArray[np.int64],
+    lengths: npt.NDArray[np.int64],
+    places: npt.NDArray[np.intp],
+    needle: bytes,
+    counts: npt.NDArray[np.int64],
+) -> None:
+    """Where two of the ``places`` found are closer than the needle is long ('aa' in
+    'aaa'), counts the text again as ``bytes.count`` does (matches that do not overlap)."""
+    close = places[1:][np.diff(places) < len(needle)]
+    for i in np.unique(np.searchsorted(ends, close, side="right")).tolist():
+        counts[i] = joined.count(needle, int(ends[i] - lengths[i]), int(ends[i]))
+
+
+def _rank(byte: int) -> int:
+    """How rare a byte is in text: its place in _COMMON_FIRST; past it if not there."""
+    found = _COMMON_FIRST.find(byte)
+    return len(_COMMON_FIRST) if found < 0 else found
 
 
 def _overlaps(needle: bytes) -> bool:
