@@ -14,6 +14,7 @@ import itertools
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -24,11 +25,13 @@ RUN_BYTES = 1 << 20  # texts read and counted in one go (one task)
 # Letters from the most to the least common in English prose; a byte not listed (a
 # digit, punctuation, part of a non-ASCII character) counts as rare, a space as commonest.
 _COMMON_FIRST = b" etaoinsrhldcumfpgwybvkxjqz"
-# Needles up to this long, or without a byte rarer than the _RARE_RANK commonest, are
-# found by comparing every byte of the text with each of theirs; others from the places
-# of their rarest byte (fewer places than bytes to compare).
+# Needles up to _MASK_MAX long, or up to _BYTES_CHECKED without a byte rarer than the
+# _RARE_RANK commonest, are found by comparing every byte of the text with each of
+# theirs; others from the places of their rarest byte (fewer places than bytes to
+# compare), checked a byte at a time for _BYTES_CHECKED bytes, then whole.
 _MASK_MAX = 4
 _RARE_RANK = 12
+_BYTES_CHECKED = 8
 
 
 def counts_in_column(column: BytesColumn, docs: int, needle: bytes) -> npt.NDArray[np.int64]:
@@ -67,7 +70,7 @@ def counts_in(
     text = np.frombuffer(joined, dtype=np.uint8)
     ends = np.cumsum(lengths)
     rarest = max(_rank(c) for c in needle)
-    if m <= _MASK_MAX or rarest < _RARE_RANK:
+    if m <= _MASK_MAX or (rarest < _RARE_RANK and m <= _BYTES_CHECKED):
         # Where each byte of the needle follows the one before, summed per text.
         at = text == needle[0]
         for j in range(1, m):
@@ -81,7 +84,7 @@ def counts_in(
         if m > 1 and _overlaps(needle):
             _recount_overlaps(joined, ends, lengths, np.flatnonzero(at), needle, counts)
     else:
-        places, owner = _places(text, ends, needle)
+        places, owner = _places(joined, text, ends, needle)
         counts += np.bincount(owner, minlength=n)
         if _overlaps(needle):
             _recount_overlaps(joined, ends, lengths, places, needle, counts)
@@ -89,19 +92,22 @@ def counts_in(
 
 
 def _places(
-    text: npt.NDArray[np.uint8], ends: npt.NDArray[np.int64], needle: bytes
+    joined: bytes, text: npt.NDArray[np.uint8], ends: npt.NDArray[np.int64], needle: bytes
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
-    """Where ``needle`` starts in the texts, and in which text, found from the places of
-    its rarest byte, then checked a byte at a time, rarest first (a long needle: few
-    places to check)."""
+    """Where ``needle`` starts in the texts (``joined``, as ``text``), and in which text:
+    found from the places of its rarest byte, then checked a byte at a time, rarest first,
+    up to _BYTES_CHECKED bytes (a long needle: few places to check), then whole."""
     m = len(needle)
     order = sorted(range(m), key=lambda j: _rank(needle[j]), reverse=True)
     r = order[0]
     places = np.flatnonzero(text == needle[r]) - r
     places = places[(places >= 0) & (places <= len(text) - m)]
-    for j in order[1:]:
+    for j in order[1:_BYTES_CHECKED]:
         if len(places):
             places = places[text[places + j] == needle[j]]
+    if m > _BYTES_CHECKED and len(places):
+        whole = list(map(joined.startswith, repeat(needle), places.tolist()))
+        places = places[np.array(whole, dtype=bool)]
     owner = np.searchsorted(ends, places, side="right")
     inside = places + m <= ends[owner]  # a match ends in the text it starts in
     return places[inside], owner[inside]

@@ -785,3 +785,35 @@ def test_a_report_deleted_since_it_was_indexed_gives_its_place_to_the_next(
         "r1_20251102.md",
         "r0_20251101.md",
     ]
+
+
+@pytest.mark.parametrize("query_plan", PLANS_OF_A_QUERY)
+def test_queries_of_one_character_runs_of_one_and_punctuation_answer_as_a_scan(
+    tmp_path, reports_ctx, query_plan
+) -> None:
+    """What makes an index work hardest (issue 16's bad input): one character, a run of
+    1,000 of one, only punctuation, runs of white space between words; past the query
+    limit, INVALID_QUERY."""
+    root = tmp_path / "reports"
+    make_corpus(root, 11, reports=40)
+    ctx = reports_ctx()
+    ctx.plan = query_plan
+    reindex(ctx)
+    words = "the the the " * 3
+    for query in (
+        "e",
+        ".",
+        "a" * 1000,
+        "e" * 1000,
+        "!" * 1000,
+        "a " * 499,
+        ". " * 499,
+        "the  \t the",
+        words * 20,
+        "(" * 1000,
+        "-",
+    ):
+        assert as_expected(ctx, query) == reference_search(root, query, None, 10), query[:20]
+    with pytest.raises(TroveError) as raised:
+        search_reports(ctx, "a" * 10_000)
+    assert raised.value.code == "INVALID_QUERY"

@@ -19,6 +19,11 @@ def texts_and_needle(rng: random.Random) -> tuple[list[bytes], bytes]:
         for _ in range(rng.randint(0, 8))
     ]
     needle = b"".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 4)))
+    long = [t for t in texts if len(t) > 9]
+    if long and rng.random() < 0.3:  # longer than the bytes checked one at a time
+        t = rng.choice(long)
+        a = rng.randrange(len(t) - 9)
+        needle = t[a : rng.randint(a + 9, len(t))]
     return texts, needle
 
 
