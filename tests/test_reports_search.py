@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 # Whoosh's own postings writer, for indexes written before trove's packed blocks.
 from whoosh.codec.whoosh3 import W3PostingsWriter  # noqa: TID251
 
+import indexer.engine.lexicon as lexicon_module
 import indexer.engine.scan.segment as scan_segment
 import indexer.engine.whoosh.reading as whoosh_reading
 import indexer.engine.whoosh.writing as whoosh_writing
@@ -662,10 +663,16 @@ def check_against_reference(ctx: QueryContext, root: Path, corpus, seed: int, n:
     assert all(kinds[k] for k in kinds if k != "absent"), kinds
 
 
-def test_the_term_lookups_find_exactly_the_terms_a_scan_finds(tmp_path, reports_ctx) -> None:
+# A lexicon answers its first lookups by suffix with a scan of its terms, then from its
+# suffixes in order: each way for every lookup.
+@pytest.mark.parametrize("scans", [0, 10**9])
+def test_the_term_lookups_find_exactly_the_terms_a_scan_finds(
+    tmp_path, reports_ctx, monkeypatch, scans
+) -> None:
     """The Lexicon's bisections (terms in order; their suffixes in order) against a scan of
     every term, with strings cut out of the terms (CJK, emoji, 'İ') and strings no term
     holds."""
+    monkeypatch.setattr(lexicon_module, "SCANS_BEFORE_SORTING", scans)
     make_corpus(tmp_path / "reports", 7, reports=40)
     ctx = reports_ctx()
     reindex(ctx)
