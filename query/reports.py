@@ -41,6 +41,7 @@ from typing import Any, AnyStr, Literal, NamedTuple
 from urllib.parse import quote, quote_from_bytes
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, Field
 
 from indexer.config import Settings
@@ -74,9 +75,12 @@ _POSTING_US = 0.15
 _BLOCK = 128  # postings per block (Whoosh's default)
 _TEXT_US = 6
 _INSIDE_US = 0.6  # per posting, counting a fragment inside one token from its terms
+_DENSE_POSTINGS = 20_000  # past this many postings, they are added up in an array,
+_DENSE_US = 0.25  # at this cost per posting
+_DENSE_TERM_US = 5  # and per term
 # Counting in every text (query/text_count.py), per byte of text; no query whose postings
 # cost less than _SCAN_FLOOR_US per document is worth comparing with that.
-_SCAN_NS = 0.4
+_SCAN_NS = 0.3
 _SCAN_FLOOR_US = 0.5
 _BOUND_US = 0.3  # ordering a document by its bound and date, to count the best first
 _TEXT_RUN = 256  # documents counted in one go when counting in some texts
@@ -583,12 +587,16 @@ class _Files:
 
 
 def _cost_us(
-    lex: Lexicon, ks: list[int], docs: int | None = None, posting_us: float = _POSTING_US
+    lex: Lexicon,
+    ks: list[int],
+    docs: int | None = None,
+    posting_us: float = _POSTING_US,
+    term_us: float = _TERM_US,
 ) -> float:
     """About how long reading the postings of these terms takes, in blocks that may
     hold one of ``docs`` documents if given."""
     most = _BLOCK * docs if docs is not None else 1 << 62
-    return sum(_TERM_US + min(lex.doc_counts[k], most) * posting_us for k in ks)
+    return sum(term_us + min(lex.doc_counts[k], most) * posting_us for k in ks)
 
 
 class _Segment:
@@ -637,8 +645,16 @@ class _Segment:
             lex = self.lexicon()
             near = None if within is None else len(within)
             holding = lex.containing(lowered)
-            if self._texts_cheaper(_cost_us(lex, holding, near, _INSIDE_US), within):
+            dense = sum(map(lex.doc_counts.__getitem__, holding)) > _DENSE_POSTINGS
+            cost = (
+                _cost_us(lex, holding, near, _DENSE_US, _DENSE_TERM_US)
+                if dense
+                else _cost_us(lex, holding, near, _INSIDE_US)
+            )
+            if self._texts_cheaper(cost, within):
                 return self._count_texts(lowered.encode("utf-8"), within, top)
+            if dense:
+                return self._kept(self._count_inside_dense(lowered, holding, within), within, top)
             counts = self._count_inside(lowered, holding, within)
             if within is not None:
                 wanted = set(within)
@@ -684,9 +700,15 @@ class _Segment:
         n = self.segment.doc_count_all
         if within is not None and len(within) * _TEXT_SHARE < n:
             return self._count_some_texts(texts, needle, within, top)
-        counts = text_count.counts_in_column(texts, n, needle)
+        return self._kept(text_count.counts_in_column(texts, n, needle), within, top)
+
+    def _kept(
+        self, counts: npt.NDArray[Any], within: list[int] | None, top: int | None
+    ) -> dict[int, float]:
+        """{docnum: count} of the documents with a count, live and of ``within`` (None:
+        all); with ``top``, only those with at least the ``top``-th highest count."""
         if within is not None:
-            outside = np.ones(n, dtype=bool)
+            outside = np.ones(len(counts), dtype=bool)
             outside[within] = False
             counts[outside] = 0
         if self.deleted:
@@ -770,6 +792,23 @@ class _Segment:
             for ids, weights, _ in self.postings(k, within):
                 part.update(zip(ids, weights if times == 1.0 else map(mul, weights, repeat(times))))
             acc = _add(acc, part)
+        return acc
+
+    def _count_inside_dense(
+        self, s: str, holding: list[int], within: list[int] | None
+    ) -> npt.NDArray[np.float64]:
+        """_count_inside for terms of many postings, per document in an array (adding up
+        dicts of tens of thousands of documents costs more than reading the postings)."""
+        lex = self.lexicon()
+        acc = np.zeros(self.segment.doc_count_all, dtype=np.float64)
+        for k in holding:
+            times = float(lex.term(k).count(s))
+            for ids, weights, _ in self.postings(k, within):
+                where = np.fromiter(ids, dtype=np.intp)  # a term's documents are distinct
+                if isinstance(weights, repeat):  # every posting's weight is the same
+                    acc[where] += next(weights) * times
+                else:
+                    acc[where] += np.asarray(weights, dtype=np.float64)[: len(where)] * times
         return acc
 
     def _count_across(

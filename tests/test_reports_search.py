@@ -569,6 +569,8 @@ PLANS: list[tuple[int, dict[str, Any]]] = [
     # What follows is searched for in the first block only, or once any is found.
     (9, {"blocklimit": 4, "_FOLLOW_SAMPLE": 1, "_FOLLOW_KEEP": 0}),
     (10, {"_FOLLOW_SAMPLE": 0, "_FOLLOW_KEEP": 0, "_TEXT_US": 10**9}),
+    (11, {"_DENSE_POSTINGS": 0}),  # a fragment's postings added up in an array
+    (12, {"_DENSE_POSTINGS": 0, "blocklimit": 4}),
 ]
 
 
