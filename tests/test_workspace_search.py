@@ -474,6 +474,7 @@ def random_queries(rng: random.Random, paths: list[Path], n: int) -> Iterator[tu
         (1, {}),
         (2, {"MAX_EXPANSION": 1}),  # most cut-off words narrow nothing: more files are read
         (3, {"TEXT_CACHE_CHARS": 0}),  # every file read again at every search
+        (4, {"NARROW_POSTINGS": 0}),  # by cost, no word narrows: every file is read
     ],
 )
 def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(

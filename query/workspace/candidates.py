@@ -52,7 +52,8 @@ def query_words(literal: str) -> list[Word]:
 
 def _expand(segment: Segment, word: Word, plan: Plan = "cost") -> list[str] | None:
     """The segment's terms that can hold the word (None: too many to narrow anything,
-    or the plan "texts": every file is read; the plan "postings" narrows by any number)."""
+    or postings that would cost more than the files they leave out, or the plan
+    "texts": every file is read; the plan "postings" narrows by any number)."""
     if plan == "texts":
         return None
     lex = segment.lexicon("content")
@@ -64,7 +65,11 @@ def _expand(segment: Segment, word: Word, plan: Plan = "cost") -> list[str] | No
         found = lex.ending_with(word.text)
     else:
         found = lex.containing(word.text)
-    if len(found) > limits.MAX_EXPANSION and plan == "cost":
+    if plan == "cost" and (
+        len(found) > limits.MAX_EXPANSION
+        or sum(map(lex.doc_counts.__getitem__, found))
+        > limits.NARROW_POSTINGS * (segment.doc_count_all - len(segment.deleted))
+    ):
         return None
     return [lex.term(k) for k in found]
 
@@ -74,9 +79,10 @@ def candidate_docs(
 ) -> Iterator[int]:
     """Live documents of one segment that can hold the query (segment-local numbers):
     those holding the terms of its words, but for a word held by more than MAX_EXPANSION
-    terms (a fragment such as 'e': its postings would cost more than reading the files
-    they leave out); or as ``plan`` (QueryContext.plan) forces: "postings" narrows by
-    every word, "texts" by none (every file of the date range is read)."""
+    terms or whose terms' postings outnumber the documents NARROW_POSTINGS times (a
+    fragment such as 'e' or 'to': its postings would cost more than reading the few
+    files they leave out); or as ``plan`` (QueryContext.plan) forces: "postings" narrows
+    by every word, "texts" by none (every file of the date range is read)."""
     sets: list[set[int]] = []
     for word in words:
         terms = _expand(segment, word, plan)
