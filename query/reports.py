@@ -40,18 +40,21 @@ from pathlib import Path
 from typing import Any, AnyStr, Literal, NamedTuple
 from urllib.parse import quote, quote_from_bytes
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, Field
 
 from indexer.config import Settings
-from indexer.engine.base import Segment, Snapshot, joined_values
+from indexer.engine.base import BytesColumn, Segment, Snapshot, joined_values
 from indexer.engine.lexicon import Lexicon
 from indexer.engine.postings import token_hash
 from indexer.sources.base import FileData, is_hidden
 from indexer.sources.reports import TOKEN_PATTERN, date_from_name
 from indexer.store import SkipFile, read_file
 from query import report_tiers as tiers
+from query import text_count
 from query.args import check_name, check_query, check_range
-from query.context import QueryContext
+from query.context import Plan, QueryContext
 from query.errors import ErrorCode, TroveError
 from query.forgiving import FEW_WORDS, content_weights, content_words, is_cjk
 from query.indexes import Derived, source_folder
@@ -71,7 +74,19 @@ _TERM_US = 15
 _POSTING_US = 0.15
 _BLOCK = 128  # postings per block (Whoosh's default)
 _TEXT_US = 6
+_INSIDE_US = 0.6  # per posting, counting a fragment inside one token from its terms
+_DENSE_POSTINGS = 20_000  # past this many postings, they are added up in an array,
+_DENSE_US = 0.25  # at this cost per posting
+_DENSE_TERM_US = 5  # and per term
+# Counting in every text (query/text_count.py), per byte of text; no query whose postings
+# cost less than _SCAN_FLOOR_US per document is worth comparing with that.
+_SCAN_NS = 0.3
+_SCAN_FLOOR_US = 0.5
 _BOUND_US = 0.3  # ordering a document by its bound and date, to count the best first
+_TEXT_RUN = 256  # documents counted in one go when counting in some texts
+# A search in fewer than 1/_TEXT_SHARE of a segment's documents counts in their texts one
+# by one; in more, it counts in every text and keeps those.
+_TEXT_SHARE = 4
 # A token's postings are searched for the terms the next token can be, up to this many.
 _FOLLOW_MAX = 32
 # Reading the postings of a token that is searched for what follows it leaves far fewer
@@ -239,7 +254,7 @@ def search_reports(
     with ctx.indexes.snapshot(COLLECTION, build=True) as snapshot:
         if snapshot is None:
             return SearchReportsResult(results=[])
-        segments = _segments(snapshot)
+        segments = _segments(snapshot, ctx.plan)
         answer = _exact_or_words(segments, q.lower(), command_filter, max_results)
         note = suggestions = corrected = None
         if answer is None:
@@ -571,19 +586,26 @@ class _Files:
             return None
 
 
-def _cost_us(lex: Lexicon, ks: list[int], docs: int | None = None) -> float:
+def _cost_us(
+    lex: Lexicon,
+    ks: list[int],
+    docs: int | None = None,
+    posting_us: float = _POSTING_US,
+    term_us: float = _TERM_US,
+) -> float:
     """About how long reading the postings of these terms takes, in blocks that may
     hold one of ``docs`` documents if given."""
     most = _BLOCK * docs if docs is not None else 1 << 62
-    return sum(_TERM_US + min(lex.doc_counts[k], most) * _POSTING_US for k in ks)
+    return sum(term_us + min(lex.doc_counts[k], most) * posting_us for k in ks)
 
 
 class _Segment:
     """One segment of the reports index: counts occurrences in its documents."""
 
-    def __init__(self, segment: Segment) -> None:
+    def __init__(self, segment: Segment, plan: Plan = "cost") -> None:
         self.segment = segment
         self.deleted = segment.deleted
+        self.plan = plan
 
     def lexicon(self, fieldname: str = "content") -> Lexicon:
         return self.segment.lexicon(fieldname)
@@ -616,17 +638,132 @@ class _Segment:
         if within == []:
             return {}
         spans = [m.span() for m in _TOKEN.finditer(lowered)]
-        if len(spans) == 1 and spans[0] == (0, len(lowered)):
-            counts = self._count_inside(lowered, within)
+        inside = len(spans) == 1 and spans[0] == (0, len(lowered))
+        if self.plan == "texts":
+            return self._count_texts(lowered.encode("utf-8"), within, top)
+        if inside:
+            lex = self.lexicon()
+            near = None if within is None else len(within)
+            holding = lex.containing(lowered)
+            dense = sum(map(lex.doc_counts.__getitem__, holding)) > _DENSE_POSTINGS
+            cost = (
+                _cost_us(lex, holding, near, _DENSE_US, _DENSE_TERM_US)
+                if dense
+                else _cost_us(lex, holding, near, _INSIDE_US)
+            )
+            if self._texts_cheaper(cost, within):
+                return self._count_texts(lowered.encode("utf-8"), within, top)
+            if dense:
+                return self._kept(self._count_inside_dense(lowered, holding, within), within, top)
+            counts = self._count_inside(lowered, holding, within)
             if within is not None:
-                inside = set(within)
-                counts = {d: c for d, c in counts.items() if d in inside}
+                wanted = set(within)
+                counts = {d: c for d, c in counts.items() if d in wanted}
             if self.deleted:
                 for d in self.deleted.intersection(counts):
                     del counts[d]
             return counts
+        choices = self._choices(lowered, spans)
+        if not choices:
+            return {}  # a token no term can be: the query is in no document
         docs = None if within is None else set(within) - self.deleted
-        return self._count_across(lowered, spans, docs, top)
+        return self._count_across(lowered, choices, docs, top, within)
+
+    def _live(self, within: list[int] | None) -> int:
+        """How many documents a search in ``within`` (None: all) may count in."""
+        if within is None:
+            return self.segment.doc_count_all - len(self.deleted)
+        return len(within)
+
+    def _texts_cheaper(self, postings_us: float, within: list[int] | None) -> bool:
+        """Whether counting in the texts of the live documents of ``within`` (None: all)
+        costs less than ``postings_us``, the work the postings would take (under the
+        plan "cost"; "postings" never counts in every text)."""
+        if self.plan != "cost":
+            return self.plan == "texts"
+        live = self._live(within)
+        if postings_us < live * _SCAN_FLOOR_US:  # (spares adding up the texts' sizes)
+            return False
+        if within is not None and len(within) * _TEXT_SHARE < self.segment.doc_count_all:
+            return len(within) * _TEXT_US < postings_us
+        texts = self.segment.bytes_column("text")
+        return sum(texts.sizes()) * _SCAN_NS / 1000 < postings_us
+
+    def _count_texts(
+        self, needle: bytes, within: list[int] | None, top: int | None
+    ) -> dict[int, float]:
+        """{docnum: occurrences of ``needle``} counted in the lower-cased texts the index
+        keeps (as ``bytes.count`` counts), for the live documents of ``within`` (None:
+        all). With ``top``, only the documents with at least the ``top``-th highest count
+        (the others cannot be among the best)."""
+        texts = self.segment.bytes_column("text")
+        n = self.segment.doc_count_all
+        if within is not None and len(within) * _TEXT_SHARE < n:
+            return self._count_some_texts(texts, needle, within, top)
+        return self._kept(text_count.counts_in_column(texts, n, needle), within, top)
+
+    def _kept(
+        self, counts: npt.NDArray[Any], within: list[int] | None, top: int | None
+    ) -> dict[int, float]:
+        """{docnum: count} of the documents with a count, live and of ``within`` (None:
+        all); with ``top``, only those with at least the ``top``-th highest count."""
+        if within is not None:
+            outside = np.ones(len(counts), dtype=bool)
+            outside[within] = False
+            counts[outside] = 0
+        if self.deleted:
+            counts[list(self.deleted)] = 0
+        docs = np.flatnonzero(counts)
+        if top is not None and len(docs) > top:
+            least = np.partition(counts[docs], len(docs) - top)[len(docs) - top]
+            docs = docs[counts[docs] >= least]
+        return dict(zip(docs.tolist(), counts[docs].astype(float).tolist(), strict=True))
+
+    def _count_some_texts(
+        self, texts: BytesColumn, needle: bytes, docs: list[int], top: int | None
+    ) -> dict[int, float]:
+        """_count_texts in a few documents, one at a time: a run of documents none of
+        which is long enough to hold as many occurrences as the ``top``-th best so far
+        is not read."""
+        if self.deleted:
+            docs = [d for d in docs if d not in self.deleted]
+        counts: dict[int, float] = {}
+        best: list[int] = []  # a heap of the top counts so far
+        width = len(needle)
+        for a in range(0, len(docs), _TEXT_RUN):
+            run = docs[a : a + _TEXT_RUN]
+            if (
+                top is not None
+                and len(best) >= top
+                and max(map(texts.size, run)) // width < best[0]
+            ):
+                continue
+            found = list(map(bytes.count, map(texts.value, run), repeat(needle)))
+            counts.update((d, float(n)) for d, n in zip(run, found, strict=True) if n)
+            if top is not None:
+                for n in found:
+                    if n and (len(best) < top or n > best[0]):
+                        heapq.heappush(best, n)
+                        if len(best) > top:
+                            heapq.heappop(best)
+        return counts
+
+    def _choices(self, lowered: str, spans: list[tuple[int, int]]) -> list[list[int]]:
+        """Per token of a query of several: the terms it can be (the first must end a
+        term, the last start one, the others equal one); [] if one can be none."""
+        lex = self.lexicon()
+        choices: list[list[int]] = []
+        for a, b in spans:
+            token = lowered[a:b]
+            if a == 0:
+                choices.append(lex.ending_with(token))
+            elif b == len(lowered):
+                choices.append(lex.starting_with(token))
+            else:
+                choices.append(lex.equal_to(token))
+            if not choices[-1]:
+                return []
+        return choices
 
     def all_words(self, words: list[str], command: str | None) -> dict[int, float]:
         """{docnum: occurrences of all words} for the documents that hold every word."""
@@ -641,12 +778,15 @@ class _Segment:
                 return {}
         return total or {}
 
-    def _count_inside(self, s: str, within: list[int] | None) -> dict[int, float]:
+    def _count_inside(
+        self, s: str, holding: list[int], within: list[int] | None
+    ) -> dict[int, float]:
         """Occurrences of ``s`` that lie inside one token: (times in the token) x (the
-        token's frequency in the document), summed over the tokens that hold ``s``."""
+        token's frequency in the document), summed over the tokens that hold ``s``
+        (``holding``)."""
         lex = self.lexicon()
         acc: dict[int, float] = {}
-        for k in lex.containing(s):
+        for k in holding:
             times = float(lex.term(k).count(s))
             part: dict[int, float] = {}
             for ids, weights, _ in self.postings(k, within):
@@ -654,24 +794,38 @@ class _Segment:
             acc = _add(acc, part)
         return acc
 
-    def _count_across(
-        self, lowered: str, spans: list[tuple[int, int]], docs: set[int] | None, top: int | None
-    ) -> dict[int, float]:
-        """Occurrences of a query of several tokens (``spans``), in the live documents
-        ``docs`` (None: all): the postings of its tokens find where it can be (where each
-        is followed by the next), the texts count it."""
+    def _count_inside_dense(
+        self, s: str, holding: list[int], within: list[int] | None
+    ) -> npt.NDArray[np.float64]:
+        """_count_inside for terms of many postings, per document in an array (adding up
+        dicts of tens of thousands of documents costs more than reading the postings)."""
         lex = self.lexicon()
-        choices: list[list[int]] = []
-        for a, b in spans:
-            token = lowered[a:b]
-            if a == 0:
-                choices.append(lex.ending_with(token))
-            elif b == len(lowered):
-                choices.append(lex.starting_with(token))
-            else:
-                choices.append(lex.equal_to(token))
-            if not choices[-1]:
-                return {}
+        acc = np.zeros(self.segment.doc_count_all, dtype=np.float64)
+        for k in holding:
+            times = float(lex.term(k).count(s))
+            for ids, weights, _ in self.postings(k, within):
+                where = np.fromiter(ids, dtype=np.intp)  # a term's documents are distinct
+                if isinstance(weights, repeat):  # every posting's weight is the same
+                    acc[where] += next(weights) * times
+                else:
+                    acc[where] += np.asarray(weights, dtype=np.float64)[: len(where)] * times
+        return acc
+
+    def _count_across(
+        self,
+        lowered: str,
+        choices: list[list[int]],
+        docs: set[int] | None,
+        top: int | None,
+        within: list[int] | None,
+    ) -> dict[int, float]:
+        """Occurrences of a query of several tokens (``choices``: the terms each can be),
+        in the live documents ``docs`` (None: all; ``within``: the search's documents):
+        the postings of its tokens find where it can be (where each is followed by the
+        next), the texts count it. Where even the cheapest token's postings, or counting
+        in the documents that they leave, would cost more than counting in every text
+        (common words: most documents), every text is counted instead."""
+        lex = self.lexicon()
         # follows[i]: the hashes of the terms token i + 1 can be, looked for in the
         # postings of token i (not when there are too many: a last token cut short).
         follows: list[list[bytes] | None] = [
@@ -687,8 +841,10 @@ class _Segment:
         costs = [
             _cost_us(lex, ks) / (_FOLLOW_GAIN if follows[i] else 1) for i, ks in enumerate(choices)
         ]
-        order = sorted(range(len(spans)), key=costs.__getitem__)
+        order = sorted(range(len(choices)), key=costs.__getitem__)
         needle = lowered.encode("utf-8")
+        if self._texts_cheaper(costs[order[0]] * _FOLLOW_GAIN, within):
+            return self._count_texts(needle, within, top)
         read: list[dict[int, float]] = []  # per token read, {docnum: frequency}
         known: dict[int, int] = {}  # docnum: occurrences, for the texts counted so far
         for step, i in enumerate(order):
@@ -707,6 +863,8 @@ class _Segment:
             docs = freqs.keys() - self.deleted if docs is None else docs.intersection(freqs)
             if not docs:
                 return {}
+            if step == 0 and self._texts_cheaper(len(docs) * _TEXT_US, within):
+                return self._count_texts(needle, sorted(docs), top)
         assert docs is not None
         if top is not None and read:
             done = self._count_best(read, docs, needle, top, known)
@@ -813,8 +971,8 @@ def _add(acc: dict[int, float], part: dict[int, float]) -> dict[int, float]:
     return acc
 
 
-def _segments(snapshot: Snapshot) -> list[_Segment]:
-    return [_Segment(segment) for segment, _base in snapshot.segments()]
+def _segments(snapshot: Snapshot, plan: Plan = "cost") -> list[_Segment]:
+    return [_Segment(segment, plan) for segment, _base in snapshot.segments()]
 
 
 class _Ranked(NamedTuple):

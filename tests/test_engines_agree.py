@@ -23,7 +23,7 @@ from indexer.config import Settings, settings_from_dict
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
 from query.commands import search_commands
-from query.context import QueryContext
+from query.context import PLANS, QueryContext
 from query.elog import get_elog_thread, search_elog
 from query.errors import TroveError
 from query.reports import search_reports
@@ -113,7 +113,21 @@ def agree(call: Callable[[QueryContext], Any], engines: dict[str, QueryContext])
     return answers
 
 
-def test_search_reports_answers_the_same_on_both_engines(engines) -> None:
+@pytest.fixture(params=PLANS)
+def planned(
+    engines: dict[str, QueryContext], request: pytest.FixtureRequest
+) -> Iterator[dict[str, QueryContext]]:
+    """The engines, Whoosh searching with a query plan (QueryContext.plan) forced or
+    chosen by cost, the plain scan with another forced: every plan answers the same."""
+    engines["whoosh"].plan = request.param
+    engines["scan"].plan = "postings" if request.param == "texts" else "texts"
+    yield engines
+    for ctx in engines.values():
+        ctx.plan = "cost"
+
+
+def test_search_reports_answers_the_same_on_both_engines(planned) -> None:
+    engines = planned
     rng = random.Random(1)
     corpus = texts(Path(engines["scan"].settings.source_root("reports") or ""))
     asked = 0
@@ -126,7 +140,8 @@ def test_search_reports_answers_the_same_on_both_engines(engines) -> None:
     assert asked > 40
 
 
-def test_search_workspace_answers_the_same_on_both_engines(engines) -> None:
+def test_search_workspace_answers_the_same_on_both_engines(planned) -> None:
+    engines = planned
     rng = random.Random(2)
     corpus = texts(Path(engines["scan"].settings.source_root("conversations") or ""))
     asked = 0

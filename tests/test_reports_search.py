@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 # Whoosh's own postings writer, for indexes written before trove's packed blocks.
 from whoosh.codec.whoosh3 import W3PostingsWriter  # noqa: TID251
 
+import indexer.engine.lexicon as lexicon_module
 import indexer.engine.scan.segment as scan_segment
 import indexer.engine.whoosh.reading as whoosh_reading
 import indexer.engine.whoosh.writing as whoosh_writing
@@ -30,6 +31,7 @@ from indexer.sources.base import is_hidden
 from indexer.sources.reports import ReportsSource, date_from_name
 from indexer.store import Syncer
 from query.cli import app
+from query.context import PLANS as PLANS_OF_A_QUERY
 from query.context import QueryContext
 from query.errors import TroveError
 from query.reports import (
@@ -567,9 +569,14 @@ PLANS: list[tuple[int, dict[str, Any]]] = [
     # What follows is searched for in the first block only, or once any is found.
     (9, {"blocklimit": 4, "_FOLLOW_SAMPLE": 1, "_FOLLOW_KEEP": 0}),
     (10, {"_FOLLOW_SAMPLE": 0, "_FOLLOW_KEEP": 0, "_TEXT_US": 10**9}),
+    (11, {"_DENSE_POSTINGS": 0}),  # a fragment's postings added up in an array
+    (12, {"_DENSE_POSTINGS": 0, "blocklimit": 4}),
 ]
 
 
+# Each with every query plan (QueryContext.plan): chosen by cost, the postings forced,
+# counting in every text forced.
+@pytest.mark.parametrize("query_plan", PLANS_OF_A_QUERY)
 @pytest.mark.parametrize(
     ("seed", "plan", "engine"),
     [(seed, plan, "whoosh") for seed, plan in PLANS]
@@ -577,7 +584,7 @@ PLANS: list[tuple[int, dict[str, Any]]] = [
     + [(seed, plan, "scan") for seed, plan in PLANS if "SubFile" not in plan],
 )
 def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
-    tmp_path, reports_ctx, monkeypatch, seed, plan, engine
+    tmp_path, reports_ctx, monkeypatch, seed, plan, engine, query_plan
 ) -> None:
     for name, value in plan.items():
         if name == "blocklimit" and engine == "scan":
@@ -591,6 +598,7 @@ def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
     root = tmp_path / "reports"
     corpus = make_corpus(root, seed, reports=70)
     ctx = reports_ctx(engine=engine)
+    ctx.plan = query_plan
     reindex(ctx)
     mutate(corpus, seed)  # a second segment, with deletions in the first
     reindex(ctx)
@@ -637,6 +645,7 @@ def test_counting_the_best_within_a_budget_gives_up_or_answers_exactly(
     root = tmp_path / "reports"
     corpus = make_corpus(root, 9, reports=70)
     ctx = reports_ctx()
+    ctx.plan = "postings"  # (by cost, the texts may be counted before any budget is tried)
     reindex(ctx)
     check_against_reference(ctx, root, corpus, 9, 150)
     assert outcomes.count(True) and outcomes.count(False), outcomes  # both were tried
@@ -656,10 +665,16 @@ def check_against_reference(ctx: QueryContext, root: Path, corpus, seed: int, n:
     assert all(kinds[k] for k in kinds if k != "absent"), kinds
 
 
-def test_the_term_lookups_find_exactly_the_terms_a_scan_finds(tmp_path, reports_ctx) -> None:
+# A lexicon answers its first lookups by suffix with a scan of its terms, then from its
+# suffixes in order: each way for every lookup.
+@pytest.mark.parametrize("scans", [0, 10**9])
+def test_the_term_lookups_find_exactly_the_terms_a_scan_finds(
+    tmp_path, reports_ctx, monkeypatch, scans
+) -> None:
     """The Lexicon's bisections (terms in order; their suffixes in order) against a scan of
     every term, with strings cut out of the terms (CJK, emoji, 'İ') and strings no term
     holds."""
+    monkeypatch.setattr(lexicon_module, "SCANS_BEFORE_SORTING", scans)
     make_corpus(tmp_path / "reports", 7, reports=40)
     ctx = reports_ctx()
     reindex(ctx)
@@ -779,3 +794,35 @@ def test_a_report_deleted_since_it_was_indexed_gives_its_place_to_the_next(
         "r1_20251102.md",
         "r0_20251101.md",
     ]
+
+
+@pytest.mark.parametrize("query_plan", PLANS_OF_A_QUERY)
+def test_queries_of_one_character_runs_of_one_and_punctuation_answer_as_a_scan(
+    tmp_path, reports_ctx, query_plan
+) -> None:
+    """What makes an index work hardest (issue 16's bad input): one character, a run of
+    1,000 of one, only punctuation, runs of white space between words; past the query
+    limit, INVALID_QUERY."""
+    root = tmp_path / "reports"
+    make_corpus(root, 11, reports=40)
+    ctx = reports_ctx()
+    ctx.plan = query_plan
+    reindex(ctx)
+    words = "the the the " * 3
+    for query in (
+        "e",
+        ".",
+        "a" * 1000,
+        "e" * 1000,
+        "!" * 1000,
+        "a " * 499,
+        ". " * 499,
+        "the  \t the",
+        words * 20,
+        "(" * 1000,
+        "-",
+    ):
+        assert as_expected(ctx, query) == reference_search(root, query, None, 10), query[:20]
+    with pytest.raises(TroveError) as raised:
+        search_reports(ctx, "a" * 10_000)
+    assert raised.value.code == "INVALID_QUERY"

@@ -19,7 +19,8 @@ from indexer.sources.registry import get_source
 from indexer.store import Syncer
 from query import workspace
 from query.cli import app
-from query.context import QueryContext
+from query.context import PLANS as PLANS_OF_A_QUERY
+from query.context import Plan, QueryContext
 from query.errors import TroveError
 from query.workspace import cache, check_date_range, limits, query_words, search_workspace, tiers
 
@@ -465,6 +466,7 @@ def random_queries(rng: random.Random, paths: list[Path], n: int) -> Iterator[tu
             yield kind, query
 
 
+@pytest.mark.parametrize("query_plan", PLANS_OF_A_QUERY)
 @pytest.mark.parametrize("engine", ["whoosh", "scan"])
 @pytest.mark.parametrize(
     ("seed", "plan"),
@@ -472,6 +474,7 @@ def random_queries(rng: random.Random, paths: list[Path], n: int) -> Iterator[tu
         (1, {}),
         (2, {"MAX_EXPANSION": 1}),  # most cut-off words narrow nothing: more files are read
         (3, {"TEXT_CACHE_CHARS": 0}),  # every file read again at every search
+        (4, {"NARROW_POSTINGS": 0}),  # by cost, no word narrows: every file is read
     ],
 )
 def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
@@ -482,6 +485,7 @@ def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
     seed: int,
     plan: dict[str, int],
     engine: str,
+    query_plan: Plan,
 ) -> None:
     for name, value in plan.items():
         monkeypatch.setattr(limits, name, value)
@@ -489,6 +493,7 @@ def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
     root = tmp_path / "conversations"
     paths = random_corpus(root, rng, files=40)
     ctx = ctx_for(make_settings(), engine)
+    ctx.plan = query_plan
     if "TEXT_CACHE_CHARS" in plan:
         ctx.memo["workspace"] = workspace.WorkspaceCache(text_budget=0)
     kinds: Counter[str] = Counter()

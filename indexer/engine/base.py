@@ -97,6 +97,15 @@ class BytesColumn(Protocol):
         """The length of a document's value, without reading it."""
         ...
 
+    def sizes(self) -> Sequence[int]:
+        """The length of every document's value, by document number."""
+        ...
+
+    def joined(self, first: int, stop: int) -> bytes:
+        """The values of documents ``first`` .. ``stop`` - 1, one after another (one read
+        where the engine keeps them so)."""
+        ...
+
 
 # ---- ranked queries (BM25F), as plain data
 

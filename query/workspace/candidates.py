@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from indexer.engine.base import Segment
 from indexer.sources.base import TOKEN_PATTERN
 from query import forgiving
+from query.context import Plan
 from query.workspace import limits
 from query.workspace.cache import Doc, SegmentCache
 from query.workspace.dates import DateRange
@@ -49,8 +50,12 @@ def query_words(literal: str) -> list[Word]:
     return list(seen)
 
 
-def _expand(segment: Segment, word: Word) -> list[str] | None:
-    """The segment's terms that can hold the word (None: too many to narrow anything)."""
+def _expand(segment: Segment, word: Word, plan: Plan = "cost") -> list[str] | None:
+    """The segment's terms that can hold the word (None: too many to narrow anything,
+    or postings that would cost more than the files they leave out, or the plan
+    "texts": every file is read; the plan "postings" narrows by any number)."""
+    if plan == "texts":
+        return None
     lex = segment.lexicon("content")
     if word.exact:
         found = lex.equal_to(word.text)
@@ -60,16 +65,27 @@ def _expand(segment: Segment, word: Word) -> list[str] | None:
         found = lex.ending_with(word.text)
     else:
         found = lex.containing(word.text)
-    return [lex.term(k) for k in found] if len(found) <= limits.MAX_EXPANSION else None
+    if plan == "cost" and (
+        len(found) > limits.MAX_EXPANSION
+        or sum(map(lex.doc_counts.__getitem__, found))
+        > limits.NARROW_POSTINGS * (segment.doc_count_all - len(segment.deleted))
+    ):
+        return None
+    return [lex.term(k) for k in found]
 
 
 def candidate_docs(
-    segment: Segment, words: list[Word], date_range: DateRange | None
+    segment: Segment, words: list[Word], date_range: DateRange | None, plan: Plan = "cost"
 ) -> Iterator[int]:
-    """Live documents of one segment that can hold the query (segment-local numbers)."""
+    """Live documents of one segment that can hold the query (segment-local numbers):
+    those holding the terms of its words, but for a word held by more than MAX_EXPANSION
+    terms or whose terms' postings outnumber the documents NARROW_POSTINGS times (a
+    fragment such as 'e' or 'to': its postings would cost more than reading the few
+    files they leave out); or as ``plan`` (QueryContext.plan) forces: "postings" narrows
+    by every word, "texts" by none (every file of the date range is read)."""
     sets: list[set[int]] = []
     for word in words:
-        terms = _expand(segment, word)
+        terms = _expand(segment, word, plan)
         if terms is None:  # too common a fragment: the literal check on the lines decides
             continue
         if not terms:

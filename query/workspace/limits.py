@@ -11,6 +11,9 @@ EXCERPT_CHARS = 200
 # A query word cut off at an end of the query matches every index term containing it;
 # past this many terms the word no longer narrows the files worth reading.
 MAX_EXPANSION = 512
+# Nor does a word whose terms' postings outnumber the segment's documents this many times
+# (it is in most of them: reading its postings costs more than the files it leaves out).
+NARROW_POSTINGS = 2
 # Lower-cased file texts kept in memory between queries (characters, all files together).
 TEXT_CACHE_CHARS = 64 * 1024 * 1024
 # The tiers below exact read at most this many files (the most promising first) and use

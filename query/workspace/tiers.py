@@ -33,7 +33,9 @@ def exact_lines(view: View, literal: str, max_results: int) -> Answer:
         found = [
             (seg, doc)
             for segment, seg in segments
-            for doc in view.cache.docs(seg, segment, candidate_docs(segment, words, view.range))
+            for doc in view.cache.docs(
+                seg, segment, candidate_docs(segment, words, view.range, view.ctx.plan)
+            )
         ]
     matcher = Matcher(literal)
     counts: dict[str, int] = {}

@@ -182,3 +182,9 @@ class _Column:
 
     def size(self, doc: int) -> int:
         return len(self._values[doc])
+
+    def sizes(self) -> Sequence[int]:
+        return [len(v) for v in self._values]
+
+    def joined(self, first: int, stop: int) -> bytes:
+        return b"".join(self._values[first:stop])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import struct
 import threading
 import zlib
 from array import array
@@ -25,8 +26,8 @@ from itertools import accumulate, repeat
 from pickle import Unpickler, loads
 from typing import Any
 
-from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3LeafMatcher
-from whoosh.columns import VarBytesColumn
+from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3LeafMatcher, W3TermInfo, W3TermsReader
+from whoosh.columns import NumericColumn, VarBytesColumn
 from whoosh.filedb.compound import SubFile
 from whoosh.index import Index
 from whoosh.matching.wrappers import FilterMatcher
@@ -76,8 +77,11 @@ class WhooshSegment:
 
     def _lexicon(self, field: str) -> tuple[Lexicon, array[int], array[int]]:
         found = self.memo.lexicons.get(field)
+        if found is None and (read := _read_terms(self.reader._terms, field)) is not None:
+            terms, offsets, lengths, doc_counts = read
+            found = self.memo.lexicons[field] = (Lexicon(terms, doc_counts), offsets, lengths)
         if found is None:
-            terms: list[str] = []
+            terms = []
             offsets = array("q")  # -1: postings inlined in the term info
             lengths = array("Q")
             doc_counts = array("Q")
@@ -150,7 +154,7 @@ class WhooshSegment:
         values = self.memo.int_columns.get(name)
         if values is None:
             if self.reader.has_column(name):
-                values = list(self.reader.column_reader(name))
+                values = _numbers(self.reader.column_reader(name), self.doc_count_all)
             else:
                 values = [0] * self.doc_count_all
             self.memo.int_columns[name] = values
@@ -162,6 +166,65 @@ class WhooshSegment:
     def live_stored(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
         for doc in self.reader.all_doc_ids():
             yield doc, self.reader.stored_fields(doc)
+
+
+_RECORD = struct.Struct("!ii")  # a record of Whoosh's terms file: key length, value length
+_TERM_INFO = W3TermInfo._struct  # a term info's header: flags, weight, doc frequency, ...
+_EXTENT = struct.Struct("!qi")  # after it, where the postings are and their length
+
+
+def _read_terms(
+    terms_reader: Any, field: str
+) -> tuple[list[str], array[int], array[int], array[int]] | None:
+    """A field's terms with where their postings are and how many documents hold each,
+    from Whoosh 2.7.4's terms file read in one go (its reader reads each record with
+    several small reads and makes a term info object of each: 1.3 s for a segment of
+    100,000 reports). None if the file is not of that layout."""
+    if not isinstance(terms_reader, W3TermsReader):
+        return None
+    index = terms_reader._tindex
+    prefix = terms_reader._keycoder(field, b"")
+    terms: list[str] = []
+    offsets, lengths, doc_counts = array("q"), array("Q"), array("Q")
+    pos = index.closest_key_pos(prefix)
+    if pos is None:
+        return terms, offsets, lengths, doc_counts
+    data = index.dbfile.get(pos, index.endofdata - pos)
+    at, skip = 0, len(prefix)
+    while at < len(data):
+        keylen, datalen = _RECORD.unpack_from(data, at)
+        key = at + _RECORD.size
+        if data[key : key + skip] != prefix:
+            break
+        info = key + keylen
+        flags, _, df, *_ = _TERM_INFO.unpack_from(data, info)
+        terms.append(data[key + skip : info].decode("utf-8"))
+        doc_counts.append(df)
+        if flags:  # the postings are inlined in the term info
+            offsets.append(-1)
+            lengths.append(0)
+        else:
+            offset, length = _EXTENT.unpack_from(data, info + _TERM_INFO.size)
+            offsets.append(offset)
+            lengths.append(length)
+        at = info + datalen
+    return terms, offsets, lengths, doc_counts
+
+
+def _numbers(column: Any, doc_count: int) -> list[int]:
+    """Every value of a number column: a NumericColumn's fixed-width values read in one
+    go and translated once per distinct value (Whoosh reads and translates each value
+    on its own: 0.6 s for 200,000 documents); any other column through Whoosh."""
+    raw = getattr(column, "raw_column", lambda: None)()
+    translate = getattr(column, "_translate", None)
+    if not isinstance(raw, NumericColumn.Reader) or translate is None:
+        return list(column)
+    count = min(raw._count, doc_count)
+    data = raw._dbfile.get(raw._basepos, raw._fixedlen * count)
+    stored = list(struct.unpack(f"!{count}{raw._typecode}", data))
+    stored += [raw._default] * (doc_count - count)
+    table = {v: translate(v) for v in set(stored)}
+    return list(map(table.__getitem__, stored))
 
 
 def _spread(weights: Any) -> Iterable[float]:
@@ -223,12 +286,24 @@ class _BytesColumn:
     def size(self, doc: int) -> int:
         return int(self.lengths[doc])
 
+    def sizes(self) -> Sequence[int]:
+        return self.lengths
+
     def value(self, doc: int) -> bytes:
-        length = self.lengths[doc]
+        return self._read(self.offsets[doc], self.lengths[doc])
+
+    def joined(self, first: int, stop: int) -> bytes:
+        """One read: Whoosh's VarBytesColumn writes the values one after another."""
+        if stop <= first:
+            return b""
+        start = self.offsets[first]
+        return self._read(start, self.offsets[stop - 1] + self.lengths[stop - 1] - start)
+
+    def _read(self, offset: int, length: int) -> bytes:
         if self._fd >= 0:
-            return os.pread(self._fd, length, self._base + self.offsets[doc])
+            return os.pread(self._fd, length, self._base + offset)
         colfile, start = self._column
-        return colfile.get(start + self.offsets[doc], length)
+        return colfile.get(start + offset, length)
 
 
 # ---- ranked queries
