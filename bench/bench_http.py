@@ -22,7 +22,6 @@ import json
 import multiprocessing as mp
 import os
 import re
-import shutil
 import signal
 import statistics
 import subprocess
@@ -34,6 +33,9 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_mcp_start import prepare  # bench/ is not a package: its folder is on the path
+
 REPO = Path(__file__).resolve().parent.parent
 QUERIES = {
     "search_reports": [{"query": q} for q in ("proxy", "timeout", "websocket", "token")],
@@ -42,17 +44,6 @@ QUERIES = {
 }
 PROTOCOL = "2025-06-18"
 START_S = 120.0
-
-
-def prepare(workdir: Path) -> Path:
-    """A copy of data/ and its config (lexical rerank), indexes under workdir."""
-    if workdir.exists():
-        shutil.rmtree(workdir)
-    shutil.copytree(REPO / "data", workdir / "data")
-    text = (REPO / "trove.toml").read_text(encoding="utf-8")
-    config = workdir / "trove.toml"
-    config.write_text(text.replace('rerank = "auto"', 'rerank = "lexical"'), encoding="utf-8")
-    return config
 
 
 def cpu_seconds(pid: int) -> float:

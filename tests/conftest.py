@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from indexer.config import Settings, settings_from_dict
+from indexer.daemon import Daemon
 
 
 @pytest.fixture(autouse=True)
@@ -69,3 +71,54 @@ def write(tmp_path: Path) -> Callable[[str, str | bytes], Path]:
         return path
 
     return write_file
+
+
+DAEMON_TIMEOUT = 20.0
+
+
+class Running:
+    """A Daemon running in a thread of the test, and how to wait on its progress."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.daemon = Daemon(settings)
+        self.errors: list[BaseException] = []
+        self.thread = threading.Thread(target=self._run, name="test-daemon")
+
+    def _run(self) -> None:
+        try:
+            self.daemon.run()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            self.errors.append(exc)
+
+    def wait_until(self, predicate: Callable[[], bool], timeout: float = DAEMON_TIMEOUT) -> float:
+        """Wait for the daemon's next batches until ``predicate`` holds (bounded); the
+        seconds it took."""
+        started = time.monotonic()
+        deadline = started + timeout
+        with self.daemon.progress:
+            while not predicate():
+                left = deadline - time.monotonic()
+                assert left > 0, "timed out waiting for the daemon"
+                assert not self.errors, self.errors
+                self.daemon.progress.wait(min(left, 0.25))
+        return time.monotonic() - started
+
+
+@pytest.fixture
+def run_daemon() -> Iterator[Callable[[Settings], Running]]:
+    """Start a daemon on these settings (ready: reconciled and watching); stopped after."""
+    started: list[Running] = []
+
+    def start(settings: Settings) -> Running:
+        running = Running(settings)
+        running.thread.start()
+        assert running.daemon.wait_ready(DAEMON_TIMEOUT), running.errors
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.daemon.stop()
+        running.thread.join(DAEMON_TIMEOUT)
+        assert not running.thread.is_alive()
+        assert not running.errors

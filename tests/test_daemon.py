@@ -8,13 +8,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import lookups
 import pytest
+from conftest import Running
 
 from indexer.config import settings_from_file
 from indexer.daemon import Daemon, DaemonRunningError
@@ -25,65 +25,30 @@ from indexer.store import CollectionIndex, walk
 TIMEOUT = 20.0
 
 
-class Running:
-    def __init__(self, daemon: Daemon, thread: threading.Thread) -> None:
-        self.daemon = daemon
-        self.thread = thread
-        self.errors: list[BaseException] = []
-
-    def keys(self, collection: str) -> set[str]:
-        return set(lookups.documents(self.daemon.settings, collection))
-
-    def wait_until(self, predicate: Callable[[], bool], timeout: float = TIMEOUT) -> None:
-        """Wait for the daemon's next batches until ``predicate`` holds (bounded)."""
-        deadline = time.monotonic() + timeout
-        with self.daemon.progress:
-            while not predicate():
-                left = deadline - time.monotonic()
-                assert left > 0, "timed out waiting for the daemon"
-                assert not self.errors, self.errors
-                self.daemon.progress.wait(min(left, 0.5))
+def keys(d: Running, collection: str) -> set[str]:
+    """The document keys of a collection's index."""
+    return set(lookups.documents(d.daemon.settings, collection))
 
 
 @pytest.fixture
-def start_daemon(make_settings) -> Iterator[Callable[..., Running]]:
-    started: list[Running] = []
-
+def start_daemon(make_settings, run_daemon) -> Callable[..., Running]:
     def start(**sections) -> Running:
         sections.setdefault("daemon", {}).setdefault("quiet_ms", 50)
-        settings = make_settings(**sections)
-        daemon = Daemon(settings)
-        running = Running(daemon, threading.Thread(target=lambda: None))
+        return run_daemon(make_settings(**sections))
 
-        def target() -> None:
-            try:
-                daemon.run()
-            except BaseException as exc:  # noqa: BLE001 - reported by the test
-                running.errors.append(exc)
-
-        running.thread = threading.Thread(target=target, name="test-daemon")
-        running.thread.start()
-        assert daemon.wait_ready(TIMEOUT), running.errors
-        started.append(running)
-        return running
-
-    yield start
-    for running in started:
-        running.daemon.stop()
-        running.thread.join(TIMEOUT)
-        assert not running.thread.is_alive()
+    return start
 
 
 def test_create_modify_delete(start_daemon, write, tmp_path) -> None:
     write("reports/a/keep.md", "keep")
     d = start_daemon()
-    assert d.keys("reports") == {"a/keep.md"}
+    assert keys(d, "reports") == {"a/keep.md"}
     write("reports/a/new_20251101.md", "fresh words")
-    d.wait_until(lambda: "a/new_20251101.md" in d.keys("reports"))
+    d.wait_until(lambda: "a/new_20251101.md" in keys(d, "reports"))
     write("reports/a/new_20251101.md", "edited words zebra")
     d.wait_until(lambda: _has(d, "reports", "zebra"))
     (tmp_path / "reports/a/new_20251101.md").unlink()
-    d.wait_until(lambda: d.keys("reports") == {"a/keep.md"})
+    d.wait_until(lambda: keys(d, "reports") == {"a/keep.md"})
 
 
 def _has(d: Running, collection: str, word: str) -> bool:
@@ -103,7 +68,7 @@ def test_editor_save_by_temp_file_and_rename(start_daemon, write, tmp_path) -> N
     write("commands/tool.md", "---\ntitle: T\n---\nvimsaved")
     (tmp_path / "commands/tool.md~").unlink()
     d.wait_until(lambda: _has(d, "commands", "vimsaved"))
-    assert d.keys("commands") == {"tool.md"}
+    assert keys(d, "commands") == {"tool.md"}
 
 
 def test_moves_within_into_and_out_of_the_tree(start_daemon, write, tmp_path) -> None:
@@ -111,11 +76,11 @@ def test_moves_within_into_and_out_of_the_tree(start_daemon, write, tmp_path) ->
     write("outside/r2.md", "two")
     d = start_daemon()
     os.rename(tmp_path / "reports/a/r1.md", tmp_path / "reports/a/r1-renamed.md")
-    d.wait_until(lambda: d.keys("reports") == {"a/r1-renamed.md"})
+    d.wait_until(lambda: keys(d, "reports") == {"a/r1-renamed.md"})
     os.rename(tmp_path / "outside/r2.md", tmp_path / "reports/a/r2.md")
-    d.wait_until(lambda: d.keys("reports") == {"a/r1-renamed.md", "a/r2.md"})
+    d.wait_until(lambda: keys(d, "reports") == {"a/r1-renamed.md", "a/r2.md"})
     os.rename(tmp_path / "reports/a/r2.md", tmp_path / "outside/r2-back.md")
-    d.wait_until(lambda: d.keys("reports") == {"a/r1-renamed.md"})
+    d.wait_until(lambda: keys(d, "reports") == {"a/r1-renamed.md"})
 
 
 def test_whole_folders_deleted_and_moved(start_daemon, write, tmp_path) -> None:
@@ -124,30 +89,30 @@ def test_whole_folders_deleted_and_moved(start_daemon, write, tmp_path) -> None:
     write("staging/newcmd/x.md", "x")
     write("staging/newcmd/y.md", "y")
     d = start_daemon()
-    assert len(d.keys("reports")) == 5
+    assert len(keys(d, "reports")) == 5
     shutil.move(str(tmp_path / "staging/newcmd"), str(tmp_path / "reports/newcmd"))
-    d.wait_until(lambda: {"newcmd/x.md", "newcmd/y.md"} <= d.keys("reports"))
+    d.wait_until(lambda: {"newcmd/x.md", "newcmd/y.md"} <= keys(d, "reports"))
     os.rename(tmp_path / "reports/cmd", tmp_path / "reports/cmd2")
-    d.wait_until(lambda: {k.split("/")[0] for k in d.keys("reports")} == {"cmd2", "newcmd"})
+    d.wait_until(lambda: {k.split("/")[0] for k in keys(d, "reports")} == {"cmd2", "newcmd"})
     shutil.rmtree(tmp_path / "reports/cmd2")
-    d.wait_until(lambda: d.keys("reports") == {"newcmd/x.md", "newcmd/y.md"})
+    d.wait_until(lambda: keys(d, "reports") == {"newcmd/x.md", "newcmd/y.md"})
     shutil.move(str(tmp_path / "reports/newcmd"), str(tmp_path / "gone"))
-    d.wait_until(lambda: d.keys("reports") == set())
+    d.wait_until(lambda: keys(d, "reports") == set())
 
 
 def test_a_source_root_that_appears_later_and_is_deleted_while_watched(
     start_daemon, write, tmp_path
 ) -> None:
     d = start_daemon()
-    assert d.keys("conversations") == set()
+    assert keys(d, "conversations") == set()
     write("conversations/2025-11-10/001-auth/conversation.md", "authentication")
-    d.wait_until(lambda: d.keys("conversations") == {"2025-11-10/001-auth/conversation.md"})
+    d.wait_until(lambda: keys(d, "conversations") == {"2025-11-10/001-auth/conversation.md"})
     write("conversations/2025-11/002-x/notes.md", "month")
-    d.wait_until(lambda: len(d.keys("conversations")) == 2)
+    d.wait_until(lambda: len(keys(d, "conversations")) == 2)
     shutil.rmtree(tmp_path / "conversations")
-    d.wait_until(lambda: d.keys("conversations") == set())
+    d.wait_until(lambda: keys(d, "conversations") == set())
     write("conversations/2025-12-01/001-back/conversation.md", "back again")
-    d.wait_until(lambda: d.keys("conversations") == {"2025-12-01/001-back/conversation.md"})
+    d.wait_until(lambda: keys(d, "conversations") == {"2025-12-01/001-back/conversation.md"})
 
 
 def test_files_outside_the_collections_are_ignored(start_daemon, write, tmp_path) -> None:
@@ -156,7 +121,7 @@ def test_files_outside_the_collections_are_ignored(start_daemon, write, tmp_path
     write("reports/a/image.png", "not a report")
     write("reports/toplevel.md", "not in a command folder")
     write("reports/a/deep/nested.md", "too deep")
-    d.wait_until(lambda: d.keys("reports") == {"a/report.md"})
+    d.wait_until(lambda: keys(d, "reports") == {"a/report.md"})
     assert d.daemon.health.errors == 0
 
 
@@ -168,7 +133,7 @@ def test_a_file_that_vanishes_before_it_is_read_is_not_an_error(
         write(f"reports/a/flash{i}.md", "here and gone")
         (tmp_path / f"reports/a/flash{i}.md").unlink()
     write("reports/a/stays.md", "stays")
-    d.wait_until(lambda: d.keys("reports") == {"a/stays.md"})
+    d.wait_until(lambda: keys(d, "reports") == {"a/stays.md"})
     assert d.daemon.health.errors == 0
 
 
@@ -178,8 +143,8 @@ def test_a_burst_of_5000_files_ends_fully_indexed(start_daemon, write, tmp_path)
     folder.mkdir(parents=True)
     for i in range(5000):
         (folder / f"r{i:05d}.md").write_text(f"burst report {i}")
-    d.wait_until(lambda: len(d.keys("reports")) == 5000, timeout=120)
-    assert d.keys("reports") == set(walk(tmp_path / "reports", get_source("reports")).files)
+    d.wait_until(lambda: len(keys(d, "reports")) == 5000, timeout=120)
+    assert keys(d, "reports") == set(walk(tmp_path / "reports", get_source("reports")).files)
 
 
 def test_a_queue_overflow_is_noticed_and_reconciled(start_daemon, write, tmp_path) -> None:
@@ -187,17 +152,17 @@ def test_a_queue_overflow_is_noticed_and_reconciled(start_daemon, write, tmp_pat
 
     d = start_daemon()
     # Files written behind the watcher's back (as if their events were lost)...
-    index_before = len(d.keys("reports"))
+    index_before = len(keys(d, "reports"))
     d.daemon._unschedule("reports")
     write("reports/lost/r1.md", "lost one")
     write("reports/lost/r2.md", "lost two")
     d.daemon._schedule("reports", tmp_path / "reports")
-    assert len(d.keys("reports")) == index_before
+    assert len(keys(d, "reports")) == index_before
     # ...and the warning watchdog logs on a kernel queue overflow, its only signal.
     logging.getLogger("watchdog.observers.inotify_c").warning(
         "Inotify queue overflowed; filesystem events were lost"
     )
-    d.wait_until(lambda: d.keys("reports") == {"lost/r1.md", "lost/r2.md"})
+    d.wait_until(lambda: keys(d, "reports") == {"lost/r1.md", "lost/r2.md"})
     assert d.daemon.health.overflows == 1
     assert "overflowed" in d.daemon.health.last_error
 
@@ -223,7 +188,7 @@ def test_out_of_inotify_watches_falls_back_to_polling(
     assert d.daemon.health.observer == "inotify+polling"
     assert "inotify watch limit reached" in d.daemon.health.last_error
     write("reports/a/r1.md", "polled")
-    d.wait_until(lambda: d.keys("reports") == {"a/r0.md", "a/r1.md"})
+    d.wait_until(lambda: keys(d, "reports") == {"a/r0.md", "a/r1.md"})
 
 
 def test_a_dead_observer_is_replaced_and_changes_still_arrive(
@@ -233,7 +198,7 @@ def test_a_dead_observer_is_replaced_and_changes_still_arrive(
     d.daemon._observer.stop()
     d.daemon._observer.join(TIMEOUT)
     write("commands/after.md", "after the watcher died")
-    d.wait_until(lambda: d.keys("commands") == {"after.md"})
+    d.wait_until(lambda: keys(d, "commands") == {"after.md"})
     assert "watcher stopped" in d.daemon.health.last_error
 
 
@@ -242,18 +207,18 @@ def test_a_root_deleted_while_the_watcher_was_dead_empties_its_collection(
 ) -> None:
     write("commands/c.md", "c")
     d = start_daemon()
-    assert d.keys("commands") == {"c.md"}
+    assert keys(d, "commands") == {"c.md"}
     d.daemon._observer.stop()
     d.daemon._observer.join(TIMEOUT)
     shutil.rmtree(tmp_path / "commands")
-    d.wait_until(lambda: d.keys("commands") == set())
+    d.wait_until(lambda: keys(d, "commands") == set())
 
 
 def test_the_status_file_shows_health(start_daemon, write, make_settings) -> None:
     write("commands/c.md", "c")
     d = start_daemon()
     write("commands/d.md", "d")
-    d.wait_until(lambda: d.keys("commands") == {"c.md", "d.md"})
+    d.wait_until(lambda: keys(d, "commands") == {"c.md", "d.md"})
     # The start-up reconcile commits too: wait for the commit of the event's batch.
     d.wait_until(
         lambda: (
@@ -427,6 +392,6 @@ def test_an_idle_daemon_compacts_the_segments_batches_leave(start_daemon, write,
 
     for i in range(5):
         write(f"reports/a/r{i}.md", f"report {i}")
-        d.wait_until(lambda i=i: f"a/r{i}.md" in d.keys("reports"))
+        d.wait_until(lambda i=i: f"a/r{i}.md" in keys(d, "reports"))
     d.wait_until(lambda: segments() == 1, timeout=30)
-    assert d.keys("reports") == {f"a/r{i}.md" for i in range(5)}
+    assert keys(d, "reports") == {f"a/r{i}.md" for i in range(5)}

@@ -15,7 +15,6 @@ import errno
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,7 +24,6 @@ import lookups
 import pytest
 
 from indexer.config import Settings
-from indexer.daemon import Daemon
 from indexer.engine.whoosh.storage import TroveStorage
 from indexer.reindex import reindex
 from indexer.sources.registry import get_source
@@ -231,50 +229,6 @@ def test_reindex_on_a_full_disk_or_a_read_only_folder_exits_1_in_one_line_and_re
 
 
 # --------------------------------------------------------------------------- the daemon
-
-
-class Running:
-    def __init__(self, settings: Settings) -> None:
-        self.daemon = Daemon(settings, ["reports"])
-        self.errors: list[BaseException] = []
-        self.thread = threading.Thread(target=self._run, name="test-daemon")
-
-    def _run(self) -> None:
-        try:
-            self.daemon.run()
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
-            self.errors.append(exc)
-
-    def wait_until(self, predicate: Callable[[], bool], timeout: float = TIMEOUT) -> float:
-        """Wait on the daemon's progress until ``predicate`` holds; the seconds it took."""
-        started = time.monotonic()
-        deadline = started + timeout
-        with self.daemon.progress:
-            while not predicate():
-                left = deadline - time.monotonic()
-                assert left > 0, "timed out waiting for the daemon"
-                assert not self.errors, self.errors
-                self.daemon.progress.wait(min(left, 0.25))
-        return time.monotonic() - started
-
-
-@pytest.fixture
-def run_daemon() -> Iterator[Callable[[Settings], Running]]:
-    started: list[Running] = []
-
-    def start(settings: Settings) -> Running:
-        running = Running(settings)
-        running.thread.start()
-        assert running.daemon.wait_ready(TIMEOUT), running.errors
-        started.append(running)
-        return running
-
-    yield start
-    for running in started:
-        running.daemon.stop()
-        running.thread.join(TIMEOUT)
-        assert not running.thread.is_alive()
-        assert not running.errors
 
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EIO])
