@@ -452,3 +452,72 @@ def test_the_daemon_heals_a_damaged_index_and_a_deleted_index_folder(
     write("reports/net/okapi_20251202.md", "an okapi report")
     d.wait_until(lambda: bool(_found(settings, "okapi")) and bool(_found(settings, "zebrafish")))
     assert d.thread.is_alive()
+
+
+# --------------------------------------------------------------------------- kill -9
+
+KILL_AT = {
+    # where the writing process dies: (what to patch, how)
+    "first segment file": "create_file",
+    "table of contents": "create_toc",
+    "after the table of contents is in place": "rename_file",
+    "before the marker": "marker",
+}
+CHILD = """
+import os, signal, sys
+sys.path.insert(0, {repo!r})
+from indexer.config import settings_from_dict
+from indexer.engine.whoosh.storage import TroveStorage
+from indexer.reindex import reindex
+from indexer.store import CollectionIndex
+
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+where = {where!r}
+create, rename, marker = TroveStorage.create_file, TroveStorage.rename_file, CollectionIndex._write_marker
+def create_file(self, name, *a, **k):
+    if where == "create_file" or (where == "create_toc" and name.startswith("_MAIN_")):
+        die()
+    return create(self, name, *a, **k)
+def rename_file(self, old, new, *a, **k):
+    rename(self, old, new, *a, **k)
+    if where == "rename_file":
+        die()
+def write_marker(self, **extra):
+    if where == "marker" and extra.get("last_update"):
+        die()
+    return marker(self, **extra)
+TroveStorage.create_file, TroveStorage.rename_file = create_file, rename_file
+CollectionIndex._write_marker = write_marker
+settings = settings_from_dict(
+    {{"sources": {{"reports": {reports!r}}}, "index": {{"dir": {index!r}}}}}, base={base!r}
+)
+reindex(settings, ["reports"])
+"""
+
+
+@pytest.mark.parametrize("step", list(KILL_AT))
+def test_a_writer_killed_at_each_step_of_a_commit_loses_nothing(tmp_path: Path, step: str) -> None:
+    from indexer.store import walk
+
+    settings = _sample(tmp_path)
+    (tmp_path / "reports" / "net").mkdir(exist_ok=True)
+    (tmp_path / "reports" / "net" / "zebra_20251201.md").write_text("a zebrafish", "utf-8")
+    script = CHILD.format(
+        repo=str(REPO),
+        where=KILL_AT[step],
+        reports=str(tmp_path / "reports"),
+        index=str(settings.index_dir),
+        base=str(tmp_path),
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, timeout=120, check=False
+    )
+    assert child.returncode == -9, child.stderr.decode()
+    # The next writer finds the index at a commit (the last, or the one killed after its
+    # table of contents was in place) and brings it in line with the files.
+    assert not reindex(settings, ["reports"])[0].error
+    on_disk = set(walk(tmp_path / "reports", get_source("reports")).files)
+    assert set(lookups.documents(settings, "reports")) == on_disk
+    assert _found(settings, "zebrafish") == {"net/zebra_20251201.md"}
