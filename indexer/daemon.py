@@ -64,6 +64,8 @@ IDLE_S = 1.0
 # Changes a commit could not take (a full disk, a read-only index folder) are retried
 # after this long, doubling up to the cap: they land within RETRY_MAX_S of the fault
 # clearing.
+# The status file's size: room for its fields, so that it can be rewritten in place.
+STATUS_FILE_BYTES = 4096
 RETRY_FIRST_S = 0.25
 RETRY_MAX_S = 2.0
 # The kernel reports what inotify can filter on; "closed" (after a write) stands for
@@ -623,12 +625,21 @@ class Daemon:
             data = dict(self.health.__dict__)
         path = self.settings.index_dir / STATUS_FILE
         tmp = path.with_name(f".{STATUS_FILE}.{os.getpid()}.tmp")
+        # Padded to a fixed size: on a full disk the file can still be rewritten in place
+        # (its blocks are there), so status shows the fault.
+        text = json.dumps(data, indent=1).encode("utf-8")
+        text += b" " * max(0, STATUS_FILE_BYTES - len(text))
         try:
-            tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+            tmp.write_bytes(text)
             os.replace(tmp, path)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            log.debug("cannot write %s: %s", path, exc)
+            try:
+                with path.open("r+b") as f:  # in place: needs no new block
+                    if len(text) <= os.fstat(f.fileno()).st_size:
+                        f.write(text)
+            except OSError:
+                log.debug("cannot write %s: %s", path, exc)
 
 
 @dataclass

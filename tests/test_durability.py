@@ -27,6 +27,7 @@ from indexer.config import Settings
 from indexer.engine.whoosh.storage import TroveStorage
 from indexer.reindex import reindex
 from indexer.sources.registry import get_source
+from indexer.status import read_daemon_status
 from indexer.store import LOCK_FILE, Syncer, WriteFault
 
 REPO = Path(__file__).resolve().parent.parent
@@ -263,6 +264,10 @@ def test_the_daemon_rides_out_a_full_disk(
     small_disk.fill()
     write("reports/net/zebra_20251201.md", "a zebrafish report " * 20000)
     d.wait_until(lambda: "disk full" in d.daemon.health_snapshot()["fault"])
+    # `trove status` in another process reads it too: the status file is rewritten in
+    # place on the full disk.
+    status = read_daemon_status(settings)
+    assert status is not None and "disk full" in status["fault"]
     small_disk.free()
     d.wait_until(lambda: bool(_found(settings, "zebrafish")))
     assert d.daemon.health_snapshot()["fault"] == ""
@@ -469,6 +474,7 @@ sys.path.insert(0, {repo!r})
 from indexer.config import settings_from_dict
 from indexer.engine.whoosh.storage import TroveStorage
 from indexer.reindex import reindex
+from indexer.status import read_daemon_status
 from indexer.store import CollectionIndex
 
 def die():
