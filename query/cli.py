@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 import typer
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperGroup
 
 from indexer.config import ConfigError, Settings, load_settings
 from indexer.sources.registry import SOURCES
@@ -37,7 +38,23 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-search_app = typer.Typer(help="Search one collection (or the web).", no_args_is_help=True)
+
+
+class _SearchGroup(TyperGroup):
+    """`trove search QUERY` (no collection) searches every collection: a first word that
+    names no subcommand is the query of `trove search all`."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            return "all", self.commands["all"], args
+        return super().resolve_command(ctx, args)
+
+
+search_app = typer.Typer(
+    help="Search every collection (trove search QUERY), or one (or the web).",
+    no_args_is_help=True,
+    cls=_SearchGroup,
+)
 app.add_typer(search_app, name="search")
 list_app = typer.Typer(help="List the reports of a command, or the commands.", no_args_is_help=True)
 app.add_typer(list_app, name="list")
@@ -417,6 +434,66 @@ def search_workspace_command(
             Text(f"{name}:{r.line}"),
             r.match,
             Text(r.excerpt),
+        )
+    out.print(table)
+
+
+@search_app.command("all")
+def search_all_command(
+    query: Annotated[
+        str, typer.Argument(help="Words, a phrase or a question.", show_default=False)
+    ],
+    collection: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--collection",
+            "-c",
+            help="Only this collection (repeatable): reports, commands, conversations, elog.",
+            show_default=False,
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Only documents dated on or after this day (YYYY-MM-DD)."),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", help="Only documents dated on or before this day (YYYY-MM-DD)."),
+    ] = None,
+    max_results: Annotated[
+        int, typer.Option("--max-results", "-n", help="At most this many hits (1-50).")
+    ] = 10,
+    as_json: AsJson = False,
+) -> None:
+    """Search every collection at once (also `trove search QUERY`): each with its own
+    ranking, fused by reciprocal rank."""
+    from rich.text import Text
+
+    from query.search_all import search
+
+    answer = ask(lambda ctx: search(ctx, query, collection, since, until, max_results))
+    if as_json:
+        print_json(answer.model_dump())
+        return
+    if answer.note:
+        out.print(answer.note, markup=False)
+    counts = ", ".join(f"{name} {n}" for name, n in answer.by_collection.items())
+    if not answer.hits:
+        out.print(f"nothing found ({counts})", markup=False)
+        return
+    table = Table(title=Text(f"{query!r}: the best {len(answer.hits)} ({counts})"))
+    table.add_column("collection")
+    table.add_column("id", overflow="fold")
+    table.add_column("date")
+    table.add_column("match")
+    table.add_column("snippet")
+    for h in answer.hits:
+        table.add_row(
+            h.collection,
+            h.id,
+            (h.date or "")[:10],
+            h.match,
+            Text(" ".join(h.snippet.split())[:160]),
         )
     out.print(table)
 

@@ -28,7 +28,7 @@ from pydantic import Field, ValidationError
 from indexer.config import Settings
 from indexer.sources.elog import allowed_filter_values
 from indexer.store import IndexLockedError, StoreError
-from query import commands, elog, reports, web, workspace
+from query import commands, elog, reports, search_all, web, workspace
 from query.args import MAX_QUERY_CHARS
 from query.context import QueryContext
 from query.errors import ErrorCode, TroveError
@@ -40,7 +40,7 @@ T = TypeVar("T")
 
 SERVER_NAME = "trove"
 INSTRUCTIONS = (
-    "trove searches local collections: analysis reports (search_reports, "
+    "trove searches local collections (search: all of them at once): analysis reports (search_reports, "
     "list_command_reports, get_report), the commands that produce them (search_commands, "
     "get_command, list_commands), past conversations (search_workspace), the SwissFEL "
     "electronic logbook (search_elog, get_elog_thread), and the web through SearXNG "
@@ -495,6 +495,53 @@ def build_server(settings: Settings) -> TroveServer:
         collections do not hold."""
         return await run_query(lambda: server.web().search(query, limit))
 
+    # ------------------------------------------------------------------ everything
+
+    async def search(
+        query: Annotated[
+            str,
+            _query(
+                "Words, a phrase or a question, searched in every collection with that "
+                "collection's own ranking.",
+                ["proxy timeout", "klystron interlock"],
+            ),
+        ],
+        collections: Annotated[
+            list[search_all.Collection] | None,
+            Field(
+                description="Optional: only these collections (default: all of reports, "
+                "commands, conversations, elog)."
+            ),
+        ] = None,
+        since: Annotated[
+            str | None,
+            Field(
+                description="Optional: only documents dated on or after this day (YYYY-MM-DD); "
+                "commands, which have no date, are then left out.",
+                examples=["2025-10-01"],
+            ),
+        ] = None,
+        until: Annotated[
+            str | None,
+            Field(
+                description="Optional: only documents dated on or before this day (YYYY-MM-DD).",
+                examples=["2025-12-31"],
+            ),
+        ] = None,
+        max_results: Annotated[int, _count("Maximum number of hits to return", 50)] = 10,
+    ) -> search_all.SearchResponse:
+        """Search every collection at once: reports, commands, conversations and the ELOG
+        logbook. Each is searched with its own ranking and the lists are fused by
+        reciprocal rank (1 / (60 + rank)), so no collection's scores dominate. Each hit
+        says its `collection`, and its `id` is what that collection's get tool takes
+        (get_report: command/report; get_command: name; a conversation's path:line;
+        get_elog_thread: the ELOG id); `match` is how it matched there. `by_collection`
+        counts the matches per collection; `note` names collections that could not be
+        searched. Use the per-collection tools for their filters."""
+        return await run_query(
+            search_all.search, ctx, query, collections, since, until, max_results
+        )
+
     for fn in (
         search_reports,
         list_command_reports,
@@ -505,6 +552,7 @@ def build_server(settings: Settings) -> TroveServer:
         search_workspace,
         search_elog,
         get_elog_thread,
+        search,
     ):
         tool(fn)
     tool(search_web, WEB_READ)

@@ -85,3 +85,25 @@ def test_bad_names_get_their_codes_and_exit_codes(config, argv, code, words) -> 
     r = runner.invoke(app, ["--config", config, *argv])
     assert r.exit_code == code, r.output
     assert words in r.stderr
+
+
+def test_search_without_a_collection_searches_every_one(config) -> None:
+    r = runner.invoke(app, ["--config", config, "search", "decode timeout", "--json"])
+    assert r.exit_code == 0, r.output
+    answer = json.loads(r.stdout)
+    assert {h["id"] for h in answer["hits"]} >= {
+        "speech/sdk_20251101.md",
+        "speech/sdk_20251120_v2.md",
+    }
+    # conversations and elog are not configured: the note says so, the rest answers.
+    assert set(answer["by_collection"]) == {"reports", "commands"}
+    assert "conversations" in answer["note"] and "elog" in answer["note"]
+    same = runner.invoke(app, ["--config", config, "search", "all", "decode timeout", "--json"])
+    assert json.loads(same.stdout)["hits"] == answer["hits"]
+    table = runner.invoke(app, ["--config", config, "search", "speech", "-c", "commands"])
+    assert table.exit_code == 0 and "speech" in table.stdout and "commands" in table.stdout
+    bad = runner.invoke(app, ["--config", config, "search", "x", "--since", "yesterday"])
+    assert bad.exit_code == 2 and "INVALID_DATE_RANGE" in bad.stderr
+    # A collection's own subcommand still answers as before.
+    own = runner.invoke(app, ["--config", config, "search", "reports", "decode", "--json"])
+    assert own.exit_code == 0 and "results" in json.loads(own.stdout)

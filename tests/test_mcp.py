@@ -37,6 +37,7 @@ TOOLS = [
     "search_workspace",
     "search_elog",
     "get_elog_thread",
+    "search",
     "search_web",
 ]
 PROXY_COMMAND = "proxy-slow-meeting-analysis-command"
@@ -655,3 +656,68 @@ async def test_a_slow_search_runs_in_a_worker_thread_and_the_server_keeps_answer
             release.set()
     assert ran_in and ran_in[0] is not threading.main_thread()
     assert not results[0].is_error and results[0].structured_content["results"]
+
+
+# --------------------------------------------------------------------------- search
+
+
+async def test_search_finds_every_collection_at_once_fused_by_reciprocal_rank(
+    server: TroveServer,
+) -> None:
+    async with connected(server) as client:
+        proxy = await call_ok(client, "search", {"query": "proxy"})
+        auth = await call_ok(client, "search", {"query": "authentication", "max_results": 50})
+        beam = await call_ok(client, "search", {"query": "beam dump"})
+    # Each collection's own first hit shares the best score, 1 / (60 + 1).
+    firsts = {h["collection"]: h for h in reversed(proxy["hits"])}
+    assert {"reports", "commands"} <= set(firsts)
+    assert firsts["reports"]["score"] == firsts["commands"]["score"] == round(1 / 61, 6)
+    assert proxy["hits"][0]["score"] == round(1 / 61, 6)
+    scores = [h["score"] for h in proxy["hits"]]
+    assert scores == sorted(scores, reverse=True)
+    # ids are what the collection's get tool takes.
+    report = firsts["reports"]
+    assert report["id"] == f"{PROXY_COMMAND}/{PROXY_REPORT}" and report["match"] == "exact"
+    assert firsts["commands"]["id"] == PROXY_COMMAND
+    assert proxy["by_collection"]["reports"] == 2
+    lines = [h for h in auth["hits"] if h["collection"] == "conversations"]
+    assert len(lines) == 3 and all(":" in h["id"] for h in lines)
+    assert auth["by_collection"]["conversations"] == 3
+    assert beam["hits"] and {h["collection"] for h in beam["hits"]} == {"elog"}
+    assert beam["hits"][0]["id"].isdigit()
+
+
+async def test_search_filters_collections_and_dates_and_checks_its_arguments(
+    server: TroveServer,
+) -> None:
+    async with connected(server) as client:
+        only = await call_ok(
+            client, "search", {"query": "authentication", "collections": ["conversations"]}
+        )
+        dated = await call_ok(
+            client,
+            "search",
+            {"query": "authentication proxy", "since": "2025-11-10", "until": "2025-11-30"},
+        )
+        await call_error(
+            client, "search", {"query": "x", "since": "2025-13-01"}, "INVALID_DATE_RANGE"
+        )
+        await call_error(
+            client,
+            "search",
+            {"query": "x", "since": "2025-12-01", "until": "2025-11-01"},
+            "INVALID_DATE_RANGE",
+        )
+        await call_error(client, "search", {"query": "  "}, "INVALID_QUERY")
+        await call_error(client, "search", {"query": "x", "max_results": 51}, "INVALID_ARGUMENT")
+        await call_error(
+            client, "search", {"query": "x", "collections": ["web"]}, "INVALID_ARGUMENT"
+        )
+    assert {h["collection"] for h in only["hits"]} == {"conversations"}
+    assert list(only["by_collection"]) == ["conversations"]
+    # Dated: commands (no date) left out; the month folder 2025-11 meets the span, the
+    # line of 2025-12-02 does not.
+    assert "commands" not in dated["by_collection"]
+    days = {h["date"][:10] for h in dated["hits"]}
+    assert days and all("2025-11" <= d <= "2025-11-30" for d in days)
+    assert not any(h["date"].startswith("2025-12") for h in dated["hits"])

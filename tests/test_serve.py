@@ -180,7 +180,7 @@ async def test_trove_mcp_builds_the_missing_index_and_answers_the_real_client_ov
                 "reports",
             ]
             tools = (await client.list_tools()).tools
-            assert len(tools) == 10
+            assert len(tools) == 11
             reports = structured(await client.call_tool("search_reports", {"query": "proxy"}))
             assert reports["results"]
             lines = structured(
