@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from indexer.building import BuildRecorder
 from indexer.config import Settings
 from indexer.engine import get_engine
 from indexer.engine.base import Reader
@@ -595,6 +596,21 @@ class Syncer:
         created: bool = False,
         progress: Progress | None = None,
     ) -> None:
+        if created:  # searches meanwhile say "being built", not "no match"
+            with BuildRecorder(self.index.path, progress) as recorder:
+                self._sync_all(index, summary, full, created, recorder.reading, recorder.writing)
+            return
+        self._sync_all(index, summary, full, created, progress)
+
+    def _sync_all(
+        self,
+        index: Index,
+        summary: Summary,
+        full: bool,
+        created: bool,
+        progress: Progress | None,
+        writing: Callable[[], None] | None = None,
+    ) -> None:
         if self.root is None or not self.root.is_dir():
             summary.missing_root = True
             listing = Listing()
@@ -611,6 +627,8 @@ class Syncer:
         plan = self._plan(
             listing.files, files, docs, set(files) | set(docs), summary, progress, indexed_keys
         )
+        if writing is not None:
+            writing()
         self._commit(index, plan, summary, clear=full and not created)
         self._compact_locked(index.refresh())
 

@@ -272,15 +272,16 @@ def status(
             source += " (missing)"
         table.add_row(
             s.collection,
-            str(s.documents) if s.built else "not built",
+            str(s.documents) if s.built else "indexing" if s.indexing else "not built",
             _size(s.index_bytes),
             _when(s.last_update),
             source,
         )
     out.print(table)
     for s in statuses:
-        if s.problem:
-            out.print(f"  {s.collection}: {s.problem}", markup=False)
+        for line in (s.indexing, s.problem):
+            if line:
+                out.print(f"  {s.collection}: {line}", markup=False)
     out.print(_daemon_line(daemon), markup=False)
 
 

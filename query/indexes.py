@@ -13,11 +13,13 @@ and dropped when that is gone.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from indexer.building import read_build
 from indexer.config import Settings
 from indexer.engine import get_engine
 from indexer.engine.base import Reader, Snapshot
@@ -28,6 +30,8 @@ from indexer.store import CollectionIndex, IndexLockedError, Syncer
 from query.errors import TroveError
 
 T = TypeVar("T")
+
+BUILD_POLL_S = 0.05
 
 
 def source_folder(settings: Settings, name: str, label: str | None = None) -> Path:
@@ -49,6 +53,10 @@ def source_folder(settings: Settings, name: str, label: str | None = None) -> Pa
 
 class Indexes:
     """The query side's handle on every collection's index (one per process)."""
+
+    # How long a search waits for a running first build of its collection before it
+    # answers INDEX_UNAVAILABLE with the build's progress.
+    build_wait_s = 5.0
 
     def __init__(self, settings: Settings, engine: str = "whoosh") -> None:
         self.settings = settings
@@ -83,8 +91,12 @@ class Indexes:
         With ``build``, an index never built is built first: a query process may be the
         first to need it (the scan engine keeps no index to build). The reader holds its
         lock while the snapshot is used: a Whoosh searcher is not safe to share between
-        threads while it refreshes.
+        threads while it refreshes. While a first build of the collection runs, waits
+        for it (``build_wait_s``), then answers INDEX_UNAVAILABLE: an index being built
+        is not an empty one.
         """
+        if self.engine != "scan":
+            self._wait_for_build(name)
         reader = self._reader(name)
         try:
             with reader.snapshot() as snapshot:
@@ -101,6 +113,20 @@ class Indexes:
         syncer.reconcile()
         with reader.snapshot() as snapshot:
             yield snapshot
+
+    def _wait_for_build(self, name: str) -> None:
+        path = self.settings.index_dir / name
+        build = read_build(path)
+        deadline = time.monotonic() + self.build_wait_s
+        while build is not None and time.monotonic() < deadline:
+            time.sleep(BUILD_POLL_S)
+            build = read_build(path)
+        if build is not None:
+            raise TroveError(
+                "INDEX_UNAVAILABLE",
+                f"the {name} index is being built from its files ({build.detail()}); ask "
+                "again in a little while (trove status shows the progress)",
+            )
 
     def _heal(self, name: str, exc: Exception) -> None:
         """After a failure reading a collection's index: if the index is damaged, rebuild it

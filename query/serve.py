@@ -147,7 +147,7 @@ def http_app(
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
-    from indexer.status import STUCK_S, read_daemon_status
+    from indexer.status import STUCK_S, builds, read_daemon_status
 
     settings = server.trove_settings
 
@@ -159,12 +159,15 @@ def http_app(
             status = {**status, **daemon_health()}
             status["stuck"] = time.time() - status["heartbeat"] > STUCK_S
         running = daemon_alive() if daemon_alive else bool(status and status.get("alive"))
-        # 503 while changes cannot land (a full disk, a read-only index folder).
+        # 503 while changes cannot land (a full disk, a read-only index folder), and
+        # while a first build runs (searches of that collection cannot answer yet).
         ok = running and status is not None and not status.get("stuck") and not status.get("fault")
-        return JSONResponse(
-            {"status": "ok" if ok else "unavailable", "mcp": MCP_PATH, "daemon": status},
-            status_code=200 if ok else 503,
-        )
+        indexing = builds(settings)
+        word = ("indexing" if indexing else "ok") if ok else "unavailable"
+        body: dict[str, Any] = {"status": word, "mcp": MCP_PATH, "daemon": status}
+        if indexing:
+            body["indexing"] = indexing
+        return JSONResponse(body, status_code=200 if word == "ok" else 503)
 
     server.custom_route(HEALTH_PATH, methods=["GET"])(health)
     app = server.streamable_http_app(
