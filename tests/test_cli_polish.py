@@ -470,3 +470,23 @@ def test_mcp_under_a_client_says_nothing_of_the_kind(config) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert b"Model Context Protocol" not in proc.stderr and proc.stdout == b""
+
+
+# --------------------------------------------------------------------------- MCP from Python
+
+
+def test_the_python_mcp_client_example_runs_against_the_sample_data(config) -> None:
+    proc = subprocess.run(
+        [sys.executable, "contrib/mcp_client_example.py", "--config", config, "proxy timeout"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=WAIT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("tools: search_reports, ") and "search_web" in lines[0]
+    assert any(line.startswith(f"reports       {PROXY}/") for line in lines)
+    assert any(line.startswith("error: True ") and "NOT_FOUND" in line for line in lines)
+    assert lines[-1].startswith('report: "# Proxy slow meeting join')
