@@ -7,6 +7,7 @@ error as JSON when there is one).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -25,7 +26,7 @@ from indexer.config import ConfigError, Settings, load_settings
 from indexer.sources.registry import SOURCES
 from query.cli.failures import CONFIG_CODE, USAGE_CODE, err, fail, run
 from query.cli.output import Column, Printer, pick_shape
-from query.cli.root import RootGroup
+from query.cli.root import HELP, RootGroup
 
 if TYPE_CHECKING:
     from query.context import QueryContext
@@ -35,7 +36,7 @@ __all__ = ["app", "err", "fail", "main", "out", "run"]
 T = TypeVar("T")
 AsJson = Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")]
 # -h as well as --help, on every command.
-HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
+HELP_OPTIONS = {"help_option_names": list(HELP)}
 
 app = typer.Typer(
     name="trove",
@@ -112,8 +113,6 @@ def ask(call: Callable[[QueryContext], T]) -> T:
 
 
 def print_json(data: Any) -> None:
-    import json
-
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
@@ -671,8 +670,8 @@ def list_reports_command(
         return
     printer().rows(
         f"{answer.command_name}: {len(answer.reports)} of {answer.total} reports",
-        [Column("date"), Column("report", fold=True), Column("size", right=True)],
-        [[(r.date or "")[:10], r.report_name, _size(r.size)] for r in answer.reports],
+        [Column("date"), Column("size", right=True), Column("report", fold=True)],
+        [[(r.date or "")[:10], _size(r.size), r.report_name] for r in answer.reports],
     )
 
 
