@@ -100,7 +100,7 @@ def test_search_without_a_collection_searches_every_one(config) -> None:
     assert "conversations" in answer["note"] and "elog" in answer["note"]
     same = runner.invoke(app, ["--config", config, "search", "all", "decode timeout", "--json"])
     assert json.loads(same.stdout)["hits"] == answer["hits"]
-    table = runner.invoke(app, ["--config", config, "search", "speech", "-c", "commands"])
+    table = runner.invoke(app, ["--config", config, "search", "speech", "--collection", "commands"])
     assert table.exit_code == 0 and "speech" in table.stdout and "commands" in table.stdout
     bad = runner.invoke(app, ["--config", config, "search", "x", "--since", "yesterday"])
     assert bad.exit_code == 2 and "INVALID_DATE_RANGE" in bad.stderr

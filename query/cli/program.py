@@ -1,7 +1,8 @@
 """The `trove` command line: parses arguments, calls the library, formats the answer.
 
 Exit codes: 0 success; 2 invalid input (the message names the problem); 1 anything else.
-Logs and progress go to stderr; stdout carries only the answer.
+Logs and progress go to stderr; stdout carries only the answer (and, under --json, the
+error as JSON when there is one).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -21,22 +24,30 @@ from typer.core import TyperGroup
 
 from indexer.config import ConfigError, Settings, load_settings
 from indexer.sources.registry import SOURCES
-from indexer.store import StoreError
+from query.cli.failures import CONFIG_CODE, USAGE_CODE, err, fail, run
+from query.cli.output import Column, Printer, pick_shape
+from query.cli.root import HELP, RootGroup
 
 if TYPE_CHECKING:
     from query.context import QueryContext
 
+__all__ = ["app", "err", "fail", "main", "out", "run"]
+
 T = TypeVar("T")
 AsJson = Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")]
+# -h as well as --help, on every command.
+HELP_OPTIONS = {"help_option_names": list(HELP)}
 
 app = typer.Typer(
     name="trove",
     help="trove: a persistent full-text index of reports, commands, conversations and ELOG "
     "logbooks, searched by agents (MCP), people (this CLI) and programs (Python API).",
+    cls=RootGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings=HELP_OPTIONS,
 )
 
 
@@ -54,46 +65,40 @@ search_app = typer.Typer(
     help="Search every collection (trove search QUERY), or one (or the web).",
     no_args_is_help=True,
     cls=_SearchGroup,
+    context_settings=HELP_OPTIONS,
 )
 app.add_typer(search_app, name="search")
-list_app = typer.Typer(help="List the reports of a command, or the commands.", no_args_is_help=True)
+list_app = typer.Typer(
+    help="List the reports of a command, or the commands.",
+    no_args_is_help=True,
+    context_settings=HELP_OPTIONS,
+)
 app.add_typer(list_app, name="list")
-get_app = typer.Typer(help="Show one report or one command in full.", no_args_is_help=True)
+get_app = typer.Typer(
+    help="Show one report or one command in full.",
+    no_args_is_help=True,
+    context_settings=HELP_OPTIONS,
+)
 app.add_typer(get_app, name="get")
 
 out = Console(highlight=False, soft_wrap=True)
-# Messages are never wrapped: each is one line, whatever the width.
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class _State:
     config: str | None = None
+    table = False
 
 
-def fail(message: str, code: int = 1) -> NoReturn:
-    err.print(f"trove: {message}", markup=False)
-    raise typer.Exit(code)
+def printer() -> Printer:
+    """How this invocation prints hits (see query.cli.output)."""
+    return Printer(out, pick_shape(_State.table))
 
 
 def settings() -> Settings:
     try:
         return load_settings(_State.config)
     except ConfigError as exc:
-        fail(str(exc), 2)
-
-
-def run(call: Callable[[], Any]) -> Any:
-    """Run a library call, turning trove's errors into a message and an exit code."""
-    from query.errors import TroveError
-
-    try:
-        return call()
-    except TroveError as exc:
-        fail(str(exc), 2 if exc.is_input_error else 1)
-    except ConfigError as exc:
-        fail(str(exc), 2)
-    except StoreError as exc:
-        fail(str(exc), 1)
+        fail(str(exc), 2, CONFIG_CODE)
 
 
 def ask(call: Callable[[QueryContext], T]) -> T:
@@ -111,6 +116,19 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
+def package_version() -> str:
+    try:
+        return version("trove")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"trove {package_version()}\n")
+        raise typer.Exit()
+
+
 @app.callback()
 def main_options(
     config: Annotated[
@@ -119,13 +137,33 @@ def main_options(
             "--config",
             "-c",
             help="Config file (default: $TROVE_CONFIG, then ./trove.toml).",
+            metavar="PATH",
             show_default=False,
         ),
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Log debug details to stderr.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log only errors.")] = False,
+    table: Annotated[
+        bool,
+        typer.Option(
+            "--table", help="Print hits as tables even when piped or on a narrow terminal."
+        ),
+    ] = False,
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            help="Print trove's version and exit.",
+            is_eager=True,
+            callback=_show_version,
+        ),
+    ] = False,
 ) -> None:
+    """Global options go anywhere on the line: `trove status --config F` is
+    `trove --config F status`."""
     _State.config = config
+    _State.table = table
     level = logging.DEBUG if debug else logging.ERROR if quiet else logging.WARNING
     logging.basicConfig(
         level=level,
@@ -138,7 +176,7 @@ def main_options(
 def _check_collections(names: list[str] | None) -> list[str] | None:
     for name in names or ():
         if name not in SOURCES:
-            fail(f"unknown collection '{name}'; known: {', '.join(SOURCES)}", 2)
+            fail(f"unknown collection '{name}'; known: {', '.join(SOURCES)}", 2, USAGE_CODE)
     return names or None
 
 
@@ -211,6 +249,77 @@ def reindex(
         err.print(f"trove: {s.collection}: {s.error}", markup=False)
     if failed:
         raise typer.Exit(1)
+
+
+def _folder_option(name: str, what: str) -> Any:
+    return typer.Option(f"--{name}", help=what, show_default=False, metavar="DIR")
+
+
+@app.command()
+def init(
+    reports: Annotated[
+        str | None, _folder_option("reports", "Reports: {DIR}/{command}/*.md.")
+    ] = None,
+    commands: Annotated[
+        str | None, _folder_option("commands", "Commands: {DIR}/*.md with frontmatter.")
+    ] = None,
+    conversations: Annotated[
+        str | None,
+        _folder_option("conversations", "Conversations: {DIR}/{YYYY-MM[-DD]}/{NNN-slug}/."),
+    ] = None,
+    elog: Annotated[
+        str | None, _folder_option("elog", "One ELOG logbook folder (YYYY/YYMMDDa.log).")
+    ] = None,
+    index: Annotated[
+        str | None, _folder_option("index", "Where the indexes go [.trove next to the file].")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite an existing config file.")
+    ] = False,
+) -> None:
+    """Write a trove.toml (to --config PATH, $TROVE_CONFIG or ./trove.toml) for your folders.
+
+    A folder that does not exist yet is written with a warning (its collection stays
+    empty until it appears); an existing file is kept unless --force.
+    """
+    import shlex
+    import tomllib
+
+    from indexer.config import settings_from_dict
+    from query.cli.init_config import InitError, config_path, plan
+
+    target = config_path(_State.config)
+    sources = {
+        "reports": reports,
+        "commands": commands,
+        "conversations": conversations,
+        "elog": elog,
+    }
+    try:
+        written = plan(target, sources, index)
+        settings_from_dict(tomllib.loads(written.text), base=target.parent, origin=target)
+    except (InitError, ConfigError, tomllib.TOMLDecodeError) as exc:
+        fail(str(exc), 2, USAGE_CODE)
+    if target.is_dir():
+        fail(f"{target} is a folder; give a file name with --config", 2, USAGE_CODE)
+    if target.exists() and not force:
+        fail(f"{target} already exists; pass --force to overwrite it", 2, USAGE_CODE)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(written.text, encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write {target}: {exc.strerror or exc}", 1)
+    for warning in written.warnings:
+        err.print(f"trove: warning: {warning}", markup=False)
+    out.print(f"wrote {target}:", markup=False)
+    sys.stdout.write(written.text)
+    here = Path("trove.toml").absolute()
+    flag = "" if target == here else f" --config {shlex.quote(str(target))}"
+    out.print(
+        f"next: trove{flag} reindex (build the indexes), then trove{flag} serve "
+        f"(keep them fresh and serve MCP), or trove{flag} search QUERY",
+        markup=False,
+    )
 
 
 @app.command()
@@ -304,8 +413,6 @@ def search_web_command(
     as_json: AsJson = False,
 ) -> None:
     """Search the web through the SearXNG instance set in [web] (with its fallbacks)."""
-    from rich.text import Text
-
     from query.web import search_web
 
     cfg = settings()
@@ -323,19 +430,24 @@ def search_web_command(
     if as_json:
         print_json(answer.model_dump())
         return
+    shown = printer()
     if not answer.results:
-        out.print(f"no web results for {answer.query!r}", markup=False)
+        shown.note(f"no web results for {answer.query!r}")
         return
-    table = Table(title=Text(f"web: {answer.query} ({answer.total} results)"))
-    table.add_column("#", justify="right")
-    table.add_column("title")
-    table.add_column("url", overflow="fold")
-    table.add_column("engine")
-    table.add_column("score", justify="right")
-    for n, r in enumerate(answer.results, 1):
-        score = "-" if r.score is None else f"{r.score:.2f}"
-        table.add_row(str(n), Text(r.title), Text(r.url), Text(r.engine), score)
-    out.print(table)
+    shown.rows(
+        f"web: {answer.query} ({answer.total} results)",
+        [
+            Column("#", right=True),
+            Column("score", right=True),
+            Column("engine"),
+            Column("title", grow=True),
+            Column("url", fold=True),
+        ],
+        [
+            [str(n), "-" if r.score is None else f"{r.score:.2f}", r.engine, r.title, r.url]
+            for n, r in enumerate(answer.results, 1)
+        ],
+    )
 
 
 @search_app.command("commands")
@@ -349,34 +461,30 @@ def search_commands_command(
     as_json: AsJson = False,
 ) -> None:
     """Find the command for a job: by file name, by content, by the reports it produced."""
-    from rich.text import Text
-
     from query.commands import search_commands
 
     answer = ask(lambda ctx: search_commands(ctx, query, max_results))
     if as_json:
         print_json(answer.model_dump())
         return
+    shown = printer()
     if not answer.results:
-        out.print(f"no command matches {query!r}", markup=False)
+        shown.note(f"no command matches {query!r}")
         return
-    table = Table(
-        title=Text(
-            f"commands for {query!r}: {answer.total_found} found in {answer.search_time_ms:.0f} ms"
-        )
+    shown.rows(
+        f"commands for {query!r}: {answer.total_found} found in {answer.search_time_ms:.0f} ms",
+        [
+            Column("score", right=True),
+            Column("tier"),
+            Column("name", fold=True),
+            Column("description", grow=True),
+            Column("why", grow=True),
+        ],
+        [[f"{r.score:.2f}", r.tier, r.name, r.description, r.match_reason] for r in answer.results],
     )
-    table.add_column("score", justify="right")
-    table.add_column("tier")
-    table.add_column("name", no_wrap=True)
-    table.add_column("description", ratio=1)
-    table.add_column("why", ratio=1)
-    for r in answer.results:
-        table.add_row(
-            f"{r.score:.2f}", r.tier, Text(r.name), Text(r.description), Text(r.match_reason)
-        )
-    out.print(table)
 
 
+@search_app.command("conversations")
 @search_app.command("workspace")
 def search_workspace_command(
     query: Annotated[
@@ -401,42 +509,39 @@ def search_workspace_command(
     as_json: AsJson = False,
 ) -> None:
     """Find lines of conversations that hold some text, best matches first, newest first;
-    the match column says how a line matched (exact, words, fuzzy, related)."""
-    from rich.text import Text
-
+    the match column says how a line matched (exact, words, fuzzy, related).
+    `trove search conversations` is the same command."""
     from query.workspace import search_workspace
 
     answer = ask(lambda ctx: search_workspace(ctx, query, date_range, max_results))
     if as_json:
         print_json(answer.model_dump())
         return
+    shown = printer()
     if not answer.results:
-        out.print(f"no conversation line holds {query!r}", markup=False)
+        shown.note(f"no conversation line holds {query!r}")
         if answer.note:
-            out.print(answer.note, markup=False)
+            shown.note(answer.note)
         return
     if answer.note:
-        out.print(answer.note, markup=False)
-    shown = len(answer.results)
-    table = Table(
-        title=Text(f"conversations: {query!r}, {answer.total_found} lines ({shown} shown)")
-    )
-    table.add_column("date")
-    table.add_column("conversation", overflow="fold")
-    table.add_column("file:line", overflow="fold")
-    table.add_column("match")
-    table.add_column("excerpt")
+        shown.note(answer.note)
+    rows = []
     for r in answer.results:
-        name = r.path.rsplit(f"/{r.conversation}/", 1)[-1]
+        # The whole path when piped (for the next command), the file in its folder else.
+        where = r.path if shown.shape == "tsv" else r.path.rsplit(f"/{r.conversation}/", 1)[-1]
         more = f" (+{r.conversation_hits - 1})" if r.conversation_hits > 1 else ""
-        table.add_row(
-            r.date,
-            Text(r.conversation + more),
-            Text(f"{name}:{r.line}"),
-            r.match,
-            Text(r.excerpt),
-        )
-    out.print(table)
+        rows.append([r.date, r.conversation + more, f"{where}:{r.line}", r.match, r.excerpt])
+    shown.rows(
+        f"conversations: {query!r}, {answer.total_found} lines ({len(rows)} shown)",
+        [
+            Column("date"),
+            Column("conversation", fold=True),
+            Column("file:line", fold=True),
+            Column("match"),
+            Column("excerpt", grow=True),
+        ],
+        rows,
+    )
 
 
 @search_app.command("all")
@@ -448,7 +553,6 @@ def search_all_command(
         list[str] | None,
         typer.Option(
             "--collection",
-            "-c",
             help="Only this collection (repeatable): reports, commands, conversations, elog.",
             show_default=False,
         ),
@@ -468,35 +572,34 @@ def search_all_command(
 ) -> None:
     """Search every collection at once (also `trove search QUERY`): each with its own
     ranking, fused by reciprocal rank."""
-    from rich.text import Text
-
     from query.search_all import search
 
     answer = ask(lambda ctx: search(ctx, query, collection, since, until, max_results))
     if as_json:
         print_json(answer.model_dump())
         return
+    shown = printer()
     if answer.note:
-        out.print(answer.note, markup=False)
+        shown.note(answer.note)
     counts = ", ".join(f"{name} {n}" for name, n in answer.by_collection.items())
     if not answer.hits:
-        out.print(f"nothing found ({counts})", markup=False)
+        shown.note(f"nothing found ({counts})")
         return
-    table = Table(title=Text(f"{query!r}: the best {len(answer.hits)} ({counts})"))
-    table.add_column("collection")
-    table.add_column("id", overflow="fold")
-    table.add_column("date")
-    table.add_column("match")
-    table.add_column("snippet")
-    for h in answer.hits:
-        table.add_row(
-            h.collection,
-            h.id,
-            (h.date or "")[:10],
-            h.match,
-            Text(" ".join(h.snippet.split())[:160]),
-        )
-    out.print(table)
+    shown.rows(
+        f"{query!r}: the best {len(answer.hits)} ({counts})",
+        [
+            Column("collection"),
+            Column("id", fold=True),
+            Column("date"),
+            Column("match"),
+            Column("title", grow=True),
+            Column("snippet", grow=True),
+        ],
+        [
+            [h.collection, h.id, (h.date or "")[:10], h.match, h.title, h.snippet[:300]]
+            for h in answer.hits
+        ],
+    )
 
 
 @search_app.command("reports")
@@ -519,37 +622,36 @@ def search_reports_command(
     as_json: AsJson = False,
 ) -> None:
     """Find reports holding some text: most occurrences first, then newest."""
-    from rich.text import Text
-
     from query.reports import search_reports
 
     answer = ask(lambda ctx: search_reports(ctx, query, command_filter, max_results))
     if as_json:
         print_json(answer.model_dump())
         return
+    shown = printer()
     if answer.note:
-        out.print(answer.note, markup=False)
+        shown.note(answer.note)
     if not answer.results:
         if answer.suggestions:
-            out.print("did you mean: " + ", ".join(answer.suggestions), markup=False)
+            shown.note("did you mean: " + ", ".join(answer.suggestions))
         return
     match = answer.results[0].match
     title = f"reports: {query!r}, the best {len(answer.results)}"
     if match != "exact":
         title += f" (match: {match})"
-    table = Table(title=Text(title))
-    table.add_column("count", justify="right")
-    table.add_column("date")
-    table.add_column("command / report", overflow="fold")
-    table.add_column("excerpt")
-    for r in answer.results:
-        table.add_row(
-            str(r.count),
-            (r.date or "")[:10],
-            Text(f"{r.command_name}/{r.report_name}"),
-            Text(r.excerpt),
-        )
-    out.print(table)
+    shown.rows(
+        title,
+        [
+            Column("count", right=True),
+            Column("date"),
+            Column("command / report", fold=True),
+            Column("excerpt", grow=True),
+        ],
+        [
+            [str(r.count), (r.date or "")[:10], f"{r.command_name}/{r.report_name}", r.excerpt]
+            for r in answer.results
+        ],
+    )
 
 
 @list_app.command("reports")
@@ -561,23 +663,17 @@ def list_reports_command(
     as_json: AsJson = False,
 ) -> None:
     """List a command's reports, newest first."""
-    from rich.text import Text
-
     from query.reports import list_command_reports
 
     answer = ask(lambda ctx: list_command_reports(ctx, command_name, max_results))
     if as_json:
         print_json(answer.model_dump())
         return
-    table = Table(
-        title=Text(f"{answer.command_name}: {len(answer.reports)} of {answer.total} reports")
+    printer().rows(
+        f"{answer.command_name}: {len(answer.reports)} of {answer.total} reports",
+        [Column("date"), Column("size", right=True), Column("report", fold=True)],
+        [[(r.date or "")[:10], _size(r.size), r.report_name] for r in answer.reports],
     )
-    table.add_column("date")
-    table.add_column("report", overflow="fold")
-    table.add_column("size", justify="right")
-    for r in answer.reports:
-        table.add_row((r.date or "")[:10], Text(r.report_name), _size(r.size))
-    out.print(table)
 
 
 @list_app.command("commands")
@@ -589,33 +685,40 @@ def list_commands_command(
     as_json: AsJson = False,
 ) -> None:
     """List the commands, by name."""
-    from rich.text import Text
-
     from query.commands import list_commands
 
     answer = ask(lambda ctx: list_commands(ctx, include_dependencies))
     if as_json:
         print_json(answer.model_dump())
         return
-    table = Table(title=f"{len(answer.commands)} commands")
-    table.add_column("name", no_wrap=True)
-    table.add_column("description", ratio=1)
-    table.add_column("tags", ratio=1)
-    for c in answer.commands:
-        name = c.name + (" (dependency)" if c.is_dependency else "")
-        table.add_row(Text(name), Text(c.description), Text(", ".join(c.tags)))
-    out.print(table)
+    printer().rows(
+        f"{len(answer.commands)} commands",
+        [Column("name", fold=True), Column("description", grow=True), Column("tags", grow=True)],
+        [
+            [
+                c.name + (" (dependency)" if c.is_dependency else ""),
+                c.description,
+                ", ".join(c.tags),
+            ]
+            for c in answer.commands
+        ],
+    )
 
 
 @get_app.command("report")
 def get_report_command(
     command_name: Annotated[str, typer.Argument(help="The command's name.", show_default=False)],
-    report_name: Annotated[str, typer.Argument(help="The report's file name.", show_default=False)],
+    report_name: Annotated[
+        str,
+        typer.Argument(help="The report's file name (.md may be left out).", show_default=False),
+    ],
     as_json: AsJson = False,
 ) -> None:
     """Print one report in full."""
     from query.reports import get_report
 
+    if report_name.strip() and not report_name.lower().endswith(".md"):
+        report_name += ".md"
     answer = ask(lambda ctx: get_report(ctx, command_name, report_name))
     if as_json:
         print_json(answer.model_dump())
@@ -646,15 +749,27 @@ def get_command_command(
     sys.stdout.write(answer.content if answer.content.endswith("\n") else answer.content + "\n")
 
 
+MCP_ON_A_TERMINAL = (
+    "trove mcp speaks the Model Context Protocol (JSON-RPC) on stdin/stdout, for an MCP "
+    "client that starts it: Claude Desktop, Claude Code, VS Code, Cursor (README.md, "
+    "'MCP clients', shows each one's config). It is now waiting for a client's messages; "
+    "Ctrl-D or Ctrl-C stops it. To search from the shell, use `trove search`; to serve "
+    "MCP over HTTP, `trove serve`."
+)
+
+
 @app.command()
 def mcp() -> None:
     """Serve the MCP tools over stdio, for an MCP client that starts trove itself.
 
     Builds any index that was never built first. stdout carries only the protocol.
+    Run on a terminal, it says so on stderr first.
     """
     from query.serve import run_stdio
 
     cfg = settings()
+    if sys.stdin.isatty():
+        err.print(MCP_ON_A_TERMINAL, markup=False)
     if logging.getLogger().level <= logging.WARNING:
         logging.getLogger("query.serve").setLevel(logging.INFO)
     try:
@@ -756,28 +871,56 @@ def search_elog_command(
         print_json(answer.model_dump())
         return
     what = repr(query) if query and query.strip() else "entries"
+    shown = printer()
     if not answer.hits:
         if what == "entries":
-            out.print("no ELOG entry in these dates and filters", markup=False)
+            shown.note("no ELOG entry in these dates and filters")
         else:
-            out.print(f"no ELOG entry matches {what}", markup=False)
+            shown.note(f"no ELOG entry matches {what}")
         if answer.note:
-            out.print(answer.note, markup=False)
+            shown.note(answer.note)
         if answer.suggestions:
-            out.print(f"closest indexed words: {', '.join(answer.suggestions)}", markup=False)
+            shown.note(f"closest indexed words: {', '.join(answer.suggestions)}")
         return
     if answer.corrected_query:
         what = f"{what} (searched as {answer.corrected_query!r})"
-    out.print(
-        f"elog: {what}, {len(answer.hits)} of {answer.total} shown, ordered by {answer.ranker}",
-        markup=False,
-        style="bold",
-    )
+    title = f"elog: {what}, {len(answer.hits)} of {answer.total} shown, ordered by {answer.ranker}"
+    ranked = answer.ranker != "recency"
+    if shown.shape != "table":
+        if answer.note:
+            shown.note(answer.note)
+        shown.rows(
+            title,
+            [
+                Column("id"),
+                Column("date"),
+                Column("author"),
+                Column("kind"),
+                Column("score"),
+                Column("title"),
+                Column("snippet"),
+            ],
+            [
+                [
+                    f"#{h.elog_id}",
+                    h.date[:16].replace("T", " "),
+                    h.author,
+                    "[" + " / ".join(v for v in (h.category, h.system, h.section) if v) + "]",
+                    f"{h.score:.3f}" if ranked else "",
+                    h.title,
+                    h.snippet,
+                ]
+                for h in answer.hits
+            ],
+        )
+        return
+    # Wide: each entry as a short block, its title on a line of its own.
+    shown.title(title)
     if answer.note:
-        out.print(answer.note, markup=False)
+        shown.note(answer.note)
     for h in answer.hits:
         kind = " / ".join(v for v in (h.category, h.system, h.section) if v)
-        score = f"  score {h.score:.3f}" if answer.ranker != "recency" else ""
+        score = f"  score {h.score:.3f}" if ranked else ""
         score += f"  ({h.match})" if h.match and h.match != "words" else ""
         out.print("")
         out.print(
@@ -790,7 +933,14 @@ def search_elog_command(
 
 @app.command("thread")
 def thread_command(
-    message_id: Annotated[int, typer.Argument(help="An ELOG entry id.", show_default=False)],
+    message_id: Annotated[
+        str,
+        typer.Argument(
+            help="An ELOG entry id (31185, or #31185 as search elog shows it).",
+            metavar="ID",
+            show_default=False,
+        ),
+    ],
     replies: Annotated[
         bool, typer.Option("--replies/--no-replies", help="Include the replies below the entry.")
     ] = True,
@@ -802,7 +952,10 @@ def thread_command(
     """Show an ELOG entry's thread: the root and every reply, indented by depth."""
     from query.elog import get_elog_thread
 
-    answer = ask(lambda ctx: get_elog_thread(ctx, message_id, replies, parents))
+    number = message_id.removeprefix("#")
+    if not (number.isascii() and number.isdigit()):
+        fail(f"an ELOG entry id is a whole number, got {message_id!r}", 2, "INVALID_ARGUMENT")
+    answer = ask(lambda ctx: get_elog_thread(ctx, int(number), replies, parents))
     if as_json:
         print_json(answer.model_dump())
         return

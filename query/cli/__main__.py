@@ -1,0 +1,3 @@
+from query.cli import main
+
+main()
