@@ -129,3 +129,73 @@ def test_indexes_written_before_the_codec_moved_still_unpickle_it() -> None:
         old = pickle.dumps(cls, 2).replace(cls.__module__.encode() + b"\n", b"indexer.codec\n")
         assert b"indexer.codec\n" in old
         assert pickle.loads(old) is cls
+
+
+# ---- the writer that groups postings by term (indexer/engine/whoosh/inverting.py)
+
+
+def _segment_files(folder: Path) -> dict[str, bytes]:
+    """A one-segment index's files by extension (the segment's random id left out)."""
+    files = {}
+    for path in folder.iterdir():
+        if path.name.startswith("MAIN_"):
+            files[path.name.split(".", 1)[1]] = path.read_bytes()
+    return files
+
+
+@pytest.mark.parametrize(
+    ("collection", "limitmb"),
+    [("reports", 128), ("reports", 1), ("conversations", 128), ("elog", 128)],
+    ids=["reports", "reports-spilling-runs", "conversations", "elog-with-field-lengths"],
+)
+def test_the_grouping_writer_writes_the_segment_whoosh_writes_byte_for_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collection: str, limitmb: int
+) -> None:
+    from whoosh.writing import SegmentWriter  # noqa: TID251
+
+    from indexer.config import settings_from_dict
+    from indexer.engine.whoosh import inverting, writing
+    from indexer.sources.registry import get_source
+    from indexer.store import Syncer
+
+    rng = random.Random(7)
+    words = [f"{w}{i}" for w in WORDS for i in range(20)] + ["the", "a", "é", "数据"]
+    root = tmp_path / "src"
+    for i in range(300):  # several blocks of 128 postings for the common words
+        body = " ".join(rng.choice(words[: rng.randrange(8, len(words))]) for _ in range(80))
+        if collection == "reports":
+            path = root / "triage" / f"r_2025-01-{i % 28 + 1:02d}_{i}.md"
+            text = f"# Report {i}\n\n{body}\n"
+        elif collection == "conversations":
+            path = root / "2025-01" / f"{i:03d}-talk" / "conversation.md"
+            text = f"## User\n\n{body}\n\n## Assistant\n\n{body[::-1]}\n"
+        else:
+            path = root / "250101a.log"
+            text = "".join(
+                f"$@MID@$: {j}\nDate: Wed, 01 Jan 2025 10:00:00 +0100\nAuthor: A\n"
+                f"Subject: entry {j}\n========================================\n"
+                f"{' '.join(rng.choice(words) for _ in range(60))}\n"
+                for j in range(1, 301)
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        if collection == "elog":
+            break
+
+    built = {}
+    for name, make in (("whoosh", SegmentWriter), ("grouping", inverting.TroveSegmentWriter)):
+
+        def one_segment(self, codec, parallel, cpus, make=make):
+            return make(self.native, limitmb=limitmb, codec=codec, _lk=False, compound=False)
+
+        monkeypatch.setattr(writing.WhooshIndex, "_writer", one_segment)
+        settings = settings_from_dict(
+            {"sources": {collection: str(root)}, "index": {"dir": str(tmp_path / name)}},
+            base=tmp_path,
+        )
+        summary = Syncer(settings, get_source(collection)).reconcile()
+        assert summary.added >= 300 and not summary.error
+        built[name] = _segment_files(tmp_path / name / collection)
+    assert set(built["grouping"]) == set(built["whoosh"]) and len(built["whoosh"]) >= 3
+    for ext, data in built["whoosh"].items():
+        assert built["grouping"][ext] == data, f"{ext} differs"

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import zlib
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
 from pickle import dumps
 from typing import Any, overload
 
-from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3Codec, W3PostingsWriter
+from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3Codec, W3FieldWriter, W3PostingsWriter
 from whoosh.util.numeric import length_to_byte
 
 from indexer.engine.postings import little_endian
@@ -109,9 +109,65 @@ class TroveCodec(W3Codec):
             inlinelimit=self._inlinelimit,
         )
 
+    def field_writer(self, storage: Any, segment: Any) -> W3FieldWriter:
+        return _FieldWriter(self, storage, segment)
+
+
+class _FieldWriter(W3FieldWriter):
+    """Whoosh's W3 field writer, which also takes the postings a term at a time."""
+
+    def add_groups(
+        self,
+        schema: Any,
+        lengths: Any,
+        groups: Iterable[tuple[str, Iterable[tuple[bytes, list[tuple[int, float, bytes | None]]]]]],
+    ) -> None:
+        """What ``add_postings`` writes, from each field's terms in order with their
+        postings, (document number, weight, value) in document order, each."""
+        length_of = lengths.doc_field_length if lengths else None
+        for fieldname, terms in groups:
+            self.start_field(fieldname, schema[fieldname])
+            postwriter = self._postwriter
+            for text, postings in terms:
+                if postings[0][0] == -1:  # Whoosh's spelling words: not postings
+                    postings = [p for p in postings if p[0] != -1]
+                    if not postings:
+                        continue
+                self.start_term(text)
+                lengths_of = (
+                    [length_of(docnum, fieldname) for docnum, _, _ in postings]
+                    if length_of
+                    else None
+                )
+                postwriter.add_all(postings, lengths_of)
+                self.finish_term()
+            self.finish_field()
+
 
 class _PostingsWriter(W3PostingsWriter):
     """Whoosh's minified block data, as arrays where Whoosh makes tuples of numbers."""
+
+    def add_all(
+        self, postings: list[tuple[int, float, bytes | None]], lengths: list[int] | None
+    ) -> None:
+        """``add_posting`` of each posting of a term in turn (a term just started), a
+        block at a time."""
+        limit = self._blocklimit
+        last = (len(postings) - 1) // limit * limit
+        for start in range(0, len(postings), limit):
+            chunk = postings[start : start + limit]
+            self._ids = array("I", [p[0] for p in chunk])
+            weights = [p[1] for p in chunk]
+            self._weights = array("f", weights)
+            self._values = [p[2] for p in chunk if p[2]]
+            self._maxweight = max(0, max(weights))
+            if lengths is not None:
+                present = [n for n in lengths[start : start + limit] if n]
+                if present:
+                    self._minlength = min(present)
+                    self._maxlength = max(present)
+            if start != last:
+                self._write_block()
 
     def _mini_ids(self) -> Any:
         ids = super()._mini_ids()  # the differences, unless the ids are bytes

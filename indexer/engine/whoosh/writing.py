@@ -19,6 +19,7 @@ from whoosh.reading import SegmentReader
 
 from indexer.engine.fields import Field
 from indexer.engine.whoosh.codec import TroveCodec
+from indexer.engine.whoosh.inverting import TroveMpWriter, TroveSegmentWriter, gc_paused
 from indexer.engine.whoosh.reading import WhooshReader
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, KIND_DOC, KIND_FILE
 from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
@@ -147,36 +148,42 @@ class WhooshIndex:
             self._failed(exc)
             raise
         try:
-            # File records to replace: only files that have one now.
-            old_records = plan.file_records.keys() & plan.indexed_files
-            if not clear and (plan.delete_keys or old_records):
-                # One reader for every delete: without it Whoosh opens a reader over all
-                # segments per term (~1 ms a segment), 26 ms a delete at 24 segments.
-                with writer.searcher() as searcher:
-                    for key in plan.delete_keys:
-                        writer.delete_by_term("key", key, searcher=searcher)
-                    for rel in old_records:
-                        writer.delete_by_term("key", FILE_KEY_PREFIX + rel, searcher=searcher)
-            for n, doc in enumerate(plan.add_docs, 1):
-                if n % CANCEL_EVERY == 0:
-                    check_cancel()
-                writer.add_document(**doc.fields, dhash=doc.dhash, kind=KIND_DOC, file=doc.file)
-            for rel, state in plan.file_records.items():
-                if state is not None:
-                    writer.add_document(
-                        key=FILE_KEY_PREFIX + rel,
-                        kind=KIND_FILE,
-                        file=rel,
-                        fstate=(state.mtime_ns, state.size, state.hash, state.skipped),
-                    )
-            if clear:
-                writer.commit(mergetype=writing.CLEAR)
-            else:
-                writer.commit(mergetype=_drop_dead_segments)
+            with gc_paused():
+                self._write(writer, plan, clear, check_cancel)
         except BaseException as exc:
             failed, writer = [writer], None  # only _failed holds it: it closes quietly there
             self._failed(exc, failed)
             raise
+
+    def _write(
+        self, writer: Any, plan: Plan, clear: bool, check_cancel: Callable[[], None]
+    ) -> None:
+        # File records to replace: only files that have one now.
+        old_records = plan.file_records.keys() & plan.indexed_files
+        if not clear and (plan.delete_keys or old_records):
+            # One reader for every delete: without it Whoosh opens a reader over all
+            # segments per term (~1 ms a segment), 26 ms a delete at 24 segments.
+            with writer.searcher() as searcher:
+                for key in plan.delete_keys:
+                    writer.delete_by_term("key", key, searcher=searcher)
+                for rel in old_records:
+                    writer.delete_by_term("key", FILE_KEY_PREFIX + rel, searcher=searcher)
+        for n, doc in enumerate(plan.add_docs, 1):
+            if n % CANCEL_EVERY == 0:
+                check_cancel()
+            writer.add_document(**doc.fields, dhash=doc.dhash, kind=KIND_DOC, file=doc.file)
+        for rel, state in plan.file_records.items():
+            if state is not None:
+                writer.add_document(
+                    key=FILE_KEY_PREFIX + rel,
+                    kind=KIND_FILE,
+                    file=rel,
+                    fstate=(state.mtime_ns, state.size, state.hash, state.skipped),
+                )
+        if clear:
+            writer.commit(mergetype=writing.CLEAR)
+        else:
+            writer.commit(mergetype=_drop_dead_segments)
 
     def _writer(self, codec: TroveCodec, parallel: bool, cpus: int) -> Any:
         """A Whoosh writer. The one-process writer goes without Whoosh's own write lock
@@ -191,12 +198,11 @@ class WhooshIndex:
             # build time. 2 GB shared by the workers keeps 10k 4 KB reports in memory; it
             # lives in the forked workers only and is freed when they exit.
             procs = min(4, cpus)
-            return self.native.writer(
-                procs=procs, limitmb=2048 // procs, multisegment=True, codec=codec
+            return TroveMpWriter(
+                self.native, procs=procs, limitmb=2048 // procs, multisegment=True, codec=codec
             )
-        else:
-            # This runs in long-lived processes (the daemon): keep the pool small.
-            return self.native.writer(limitmb=128, codec=codec, _lk=False)
+        # This runs in long-lived processes (the daemon): keep the pool small.
+        return TroveSegmentWriter(self.native, limitmb=128, codec=codec, _lk=False)
 
     def _failed(self, exc: BaseException, writer: list[Any] | None = None) -> None:
         """After a commit failed: the writer (``writer``'s one item) is cancelled, its

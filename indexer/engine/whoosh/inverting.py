@@ -1,0 +1,219 @@
+"""Whoosh's segment writer with postings kept grouped by term, and written a term at a time.
+
+Whoosh's SegmentWriter puts every posting, as a tuple, in a PostingPool, sorts them all
+when the segment is written (a third of a build's time went to sorting and to the runs a
+pool spills to disk), then hands them one by one to the codec's field writer. A
+document's postings arrive in document order, so grouping them by term as they come
+leaves only the terms to sort; the field writer then takes each term's postings a block
+at a time (`indexer.engine.whoosh.codec`). Past ``limitmb`` the pool spills sorted runs
+as Whoosh's does, and the rest of the writer is Whoosh's own: the segments written are
+the same, byte for byte (tests/test_engine_whoosh_codec.py).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from whoosh import multiproc
+from whoosh.fields import FieldType
+from whoosh.multiproc import MpWriter, SubWriterTask
+from whoosh.writing import PostingPool, SegmentWriter
+
+# One term's postings: (document number, weight, value) in document order.
+Postings = list[tuple[int, float, bytes | None]]
+# A posting's and a term's size in memory, measured with tracemalloc (Python 3.11): a
+# tuple of three, a float, a list slot and a bytes object come to ~136 bytes and the value.
+_POSTING_BYTES = 136
+_TERM_BYTES = 75
+
+
+class TermPool(PostingPool):
+    """A PostingPool that keeps each field's postings grouped by term."""
+
+    def __init__(self, tempstore: Any, segment: Any, limitmb: int = 128, **kwargs: Any) -> None:
+        super().__init__(tempstore, segment, limitmb=limitmb, **kwargs)
+        self._fields: dict[str, dict[bytes, Postings]] = {}
+        self._in_order = True
+
+    def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
+        fieldname, text, docnum, weight, value = item
+        self.add_terms(fieldname, docnum, ((text, weight, value),))
+
+    def add_terms(
+        self, fieldname: str, docnum: int, terms: Iterable[tuple[bytes, float, bytes | None]]
+    ) -> None:
+        """Postings of one document in one field: (term, weight, value) each."""
+        grouped = self._fields.get(fieldname)
+        if grouped is None:
+            grouped = self._fields[fieldname] = {}
+        size = 0
+        for text, weight, value in terms:
+            postings = grouped.get(text)
+            if postings is None:
+                if not grouped:
+                    self.fieldnames.add(fieldname)
+                postings = grouped[text] = []
+                size += _TERM_BYTES + 2 * len(text)
+            elif postings[-1][0] > docnum:
+                self._in_order = False  # a merged segment's documents, say
+            postings.append((docnum, weight, value))
+            size += _POSTING_BYTES + (len(value) if value else 0)
+        self.currentsize += size
+        if self.currentsize > self.limit:
+            self.save()
+
+    def groups(self) -> Iterator[tuple[str, Iterator[tuple[bytes, Postings]]]] | None:
+        """Each field, in order, with its terms in order and their postings; None once
+        runs were spilled to disk (then only ``iter_postings`` has them all)."""
+        if self.runs:
+            return None
+        # A field no document gave a term (empty values) is not started: Whoosh numbers
+        # the fields it starts.
+        return ((name, self._terms_of(name)) for name in sorted(self._fields) if self._fields[name])
+
+    def _terms_of(self, fieldname: str) -> Iterator[tuple[bytes, Postings]]:
+        grouped = self._fields[fieldname]
+        for text in sorted(grouped):
+            postings = grouped[text]
+            if not self._in_order:
+                postings.sort()
+            yield text, postings
+
+    def _flat(self) -> Iterator[tuple[str, bytes, int, float, bytes | None]]:
+        for fieldname in sorted(self._fields):  # (an empty one yields nothing)
+            for text, postings in self._terms_of(fieldname):
+                for docnum, weight, value in postings:
+                    yield fieldname, text, docnum, weight, value
+
+    def save(self) -> None:
+        """Spill what is held as a sorted run (Whoosh's runs, merged as Whoosh merges)."""
+        self.current = list(self._flat())
+        self._fields = {}
+        self._in_order = True
+        PostingPool.save(self)
+
+    def items(self, maxfiles: int = 128) -> Any:
+        if not self.runs:
+            return self._flat()
+        self.save()
+        return PostingPool.items(self, maxfiles)
+
+
+class TroveSegmentWriter(SegmentWriter):
+    """Whoosh's SegmentWriter with a TermPool, and each field's terms added in one go."""
+
+    def __init__(self, ix: Any, limitmb: int = 128, **kwargs: Any) -> None:
+        super().__init__(ix, limitmb=limitmb, **kwargs)
+        self.pool = TermPool(self._tempstorage, self.newsegment, limitmb=limitmb)
+
+    def add_document(self, **fields: Any) -> None:
+        """Whoosh's add_document (2.7.4) for fields without spelling or vectors, the
+        postings of a field handed to the pool together; any other field goes the whole
+        way of Whoosh's."""
+        schema = self.schema
+        if any(
+            name in schema and (schema[name].separate_spelling() or schema[name].vector)
+            for name in fields
+        ):
+            super().add_document(**fields)
+            return
+        self._check_state()
+        perdocwriter = self.perdocwriter
+        docnum = self.docnum
+        pool = self.pool
+        docboost = self._doc_boost(fields)
+        fieldnames = sorted(name for name in fields if not name.startswith("_"))
+        self._check_fields(schema, fieldnames)
+        perdocwriter.start_doc(docnum)
+        for fieldname in fieldnames:
+            value = fields.get(fieldname)
+            if value is None:
+                continue
+            field = schema[fieldname]
+            length = 0
+            if field.indexed:
+                fieldboost = self._field_boost(fields, fieldname, docboost)
+                items = list(_index(field, value))
+                if field.scorable:
+                    length = sum(freq for _, freq, _, _ in items)
+                pool.add_terms(
+                    fieldname,
+                    docnum,
+                    [(text, weight * fieldboost, vbytes) for text, _, weight, vbytes in items],
+                )
+            customval = fields.get(f"_stored_{fieldname}", value)
+            perdocwriter.add_field(fieldname, field, customval if field.stored else None, length)
+            column = field.column_type
+            if column and customval is not None:
+                perdocwriter.add_column_value(fieldname, column, field.to_column_value(customval))
+        perdocwriter.finish_doc()
+        self._added = True
+        self.docnum += 1
+
+    def _flush_segment(self) -> None:
+        self.perdocwriter.close()
+        pdr = self.per_document_reader() if self.codec.length_stats else None
+        groups = self.pool.groups()
+        add_groups = getattr(self.fieldwriter, "add_groups", None)
+        if groups is not None and add_groups is not None:
+            add_groups(self.schema, pdr, groups)
+        else:
+            self.fieldwriter.add_postings(self.schema, pdr, self.pool.iter_postings())
+        self.fieldwriter.close()
+        if pdr:
+            pdr.close()
+
+
+def _index(field: Any, value: Any) -> Iterable[tuple[bytes, int, float, bytes]]:
+    """``field.index(value)``: for Whoosh's plain FieldType.index, without its generator."""
+    if type(field).index is not FieldType.index or not isinstance(value, str):
+        return field.index(value)
+    return (
+        (text.encode("utf-8"), freq, weight, vbytes)
+        for text, freq, weight, vbytes in field.format.word_values(
+            value, field.analyzer, mode="index"
+        )
+    )
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection meanwhile. A commit makes millions of postings that
+    live until it ends, and the collector would walk them all again and again: a
+    quarter of a build's time. They hold no cycles (tuples of numbers and bytes, lists)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class _SubWriterTask(SubWriterTask):
+    def run(self) -> None:
+        # SubWriterTask.run makes its writer as multiproc.SegmentWriter; this runs in the
+        # forked worker process, whose module this changes (never the parent's).
+        multiproc.SegmentWriter = TroveSegmentWriter
+        with gc_paused():  # the process ends with the commit
+            super().run()
+
+
+class TroveMpWriter(MpWriter):
+    """Whoosh's MpWriter whose worker processes write with TroveSegmentWriter."""
+
+    def _new_task(self) -> Any:
+        task = _SubWriterTask(
+            self.storage,
+            self.indexname,
+            self.jobqueue,
+            self.resultqueue,
+            self.subargs,
+            self.multisegment,
+        )
+        self.tasks.append(task)
+        task.start()
+        return task
