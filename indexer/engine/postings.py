@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections import Counter, defaultdict
-from itertools import pairwise
 from struct import Struct
+from typing import Any
 from zlib import crc32
+
+import numpy as np
 
 _FREQUENCY = Struct("!I")  # 4 bytes, big-endian: as Whoosh's Frequency format stores it
 
@@ -38,24 +39,45 @@ def next_tokens_postings(tokens: list[str]) -> list[tuple[str, int, bytes]]:
     ``bytes`` search in the first's value (a hash may also be found astride two others:
     the text decides).
     """
-    counts = Counter(tokens)
-    hashes = {t: crc32(t.encode("utf-8")) for t in counts}
-    follows: dict[str, set[int]] = defaultdict(set)
-    for a, b in set(pairwise(tokens)):
-        follows[a].add(hashes[b])
+    if not tokens:
+        return []
+    ids: dict[str, int] = {}
+    seq = [ids.setdefault(t, len(ids)) for t in tokens]
+    words = list(ids)
+    numbers = np.frombuffer(array("q", seq), dtype=np.int64)
+    counts = np.bincount(numbers, minlength=len(words)).tolist()
+    # Each (term, hash of the token after it) as one number, sorted and made distinct:
+    # the terms in order, each one's hashes in order.
+    pairs = np.sort((numbers[:-1].astype(np.uint64) << np.uint64(32)) | _hashes(words)[numbers[1:]])
+    if len(pairs) > 1:
+        pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]
+    followers = (pairs & np.uint64(0xFFFFFFFF)).astype("<u4").tobytes()
+    ends = np.cumsum(np.bincount((pairs >> np.uint64(32)).astype(np.int64), minlength=len(words)))
     pack = _FREQUENCY.pack
-    swap = sys.byteorder == "big"
     postings: list[tuple[str, int, bytes]] = []
-    for w, n in counts.items():
-        after = follows.get(w)
-        if after is None:  # the last token, followed by nothing
-            postings.append((w, n, pack(n)))
-            continue
-        hashed = array("I", sorted(after))
-        if swap:
-            hashed.byteswap()
-        postings.append((w, n, pack(n) + hashed.tobytes()))
+    start = 0
+    for word, n, end in zip(words, counts, ends.tolist(), strict=True):
+        postings.append((word, n, pack(n) + followers[4 * start : 4 * end]))
+        start = end
     return postings
+
+
+# token_hash of the tokens seen lately, as numbers (a build hashes each word once).
+_HASHED: dict[str, int] = {}
+_HASHED_MAX = 500_000
+
+
+def _hashes(words: list[str]) -> np.ndarray[Any, np.dtype[np.uint64]]:
+    if len(_HASHED) > _HASHED_MAX:
+        _HASHED.clear()
+    known = _HASHED.get
+    hashes = [known(w) for w in words]
+    if None in hashes:
+        for i, h in enumerate(hashes):
+            if h is None:
+                word = words[i]
+                hashes[i] = _HASHED[word] = crc32(word.encode("utf-8"))
+    return np.array(hashes, dtype=np.uint64)
 
 
 def next_tokens_frequency(value: bytes) -> int:
