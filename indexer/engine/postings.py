@@ -41,9 +41,8 @@ def next_tokens_postings(tokens: list[str]) -> list[tuple[str, int, bytes]]:
     """
     if not tokens:
         return []
-    ids: dict[str, int] = {}
-    seq = [ids.setdefault(t, len(ids)) for t in tokens]
-    words = list(ids)
+    words = list(dict.fromkeys(tokens))
+    seq = list(map(dict(zip(words, range(len(words)))).__getitem__, tokens))
     numbers = np.frombuffer(array("q", seq), dtype=np.int64)
     counts = np.bincount(numbers, minlength=len(words)).tolist()
     # Each (term, hash of the token after it) as one number, sorted and made distinct:

@@ -30,7 +30,8 @@ from __future__ import annotations
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import accumulate
+from itertools import accumulate, chain
+from operator import sub
 from pickle import dumps
 from typing import Any, overload
 
@@ -170,8 +171,10 @@ class _PostingsWriter(W3PostingsWriter):
                 self._write_block()
 
     def _mini_ids(self) -> Any:
-        ids = super()._mini_ids()  # the differences, unless the ids are bytes
-        return ids if self._byteids else array("I", ids)
+        if self._byteids:
+            return super()._mini_ids()
+        ids = self._ids  # as Whoosh's delta_encode: each id less the one before
+        return array("I", map(sub, ids, chain((0,), ids)))
 
     def _mini_weights(self) -> Any:
         weights = super()._mini_weights()  # None (all 1), one float (all equal) or a tuple

@@ -104,6 +104,20 @@ class NextTokens(Frequency):
         fb = self.field_boost
         return ((w, n, n * fb, v) for w, n, v in next_tokens_postings(tokens))
 
+    def pool_items(
+        self, value: str, analyzer: Any, boost: float
+    ) -> tuple[list[tuple[bytes, float, bytes]], int] | None:
+        """The postings ``word_values`` gives, as a writer pools them: (term as UTF-8,
+        weight times ``boost``, value) each, and the field's length; None for an analyzer
+        other than a TokensAnalyzer."""
+        tokens = _terms(value, analyzer)
+        if tokens is None:
+            return None
+        fb = self.field_boost
+        postings = next_tokens_postings(tokens)
+        # (n * fb) * boost, as Whoosh multiplies: the same float.
+        return [(w.encode("utf-8"), n * fb * boost, v) for w, n, v in postings], len(tokens)
+
     def decode_frequency(self, valuestring: bytes) -> int:
         return next_tokens_frequency(valuestring)
 

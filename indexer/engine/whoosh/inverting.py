@@ -136,14 +136,18 @@ class TroveSegmentWriter(SegmentWriter):
             length = 0
             if field.indexed:
                 fieldboost = self._field_boost(fields, fieldname, docboost)
-                items = list(_index(field, value))
+                pooled = _pool_items(field, value, fieldboost)
+                if pooled is None:
+                    items = list(field.index(value))
+                    terms = [
+                        (text, weight * fieldboost, vbytes) for text, _, weight, vbytes in items
+                    ]
+                    total = sum(freq for _, freq, _, _ in items)
+                else:
+                    terms, total = pooled
                 if field.scorable:
-                    length = sum(freq for _, freq, _, _ in items)
-                pool.add_terms(
-                    fieldname,
-                    docnum,
-                    [(text, weight * fieldboost, vbytes) for text, _, weight, vbytes in items],
-                )
+                    length = total
+                pool.add_terms(fieldname, docnum, terms)
             customval = fields.get(f"_stored_{fieldname}", value)
             perdocwriter.add_field(fieldname, field, customval if field.stored else None, length)
             column = field.column_type
@@ -167,16 +171,15 @@ class TroveSegmentWriter(SegmentWriter):
             pdr.close()
 
 
-def _index(field: Any, value: Any) -> Iterable[tuple[bytes, int, float, bytes]]:
-    """``field.index(value)``: for Whoosh's plain FieldType.index, without its generator."""
-    if type(field).index is not FieldType.index or not isinstance(value, str):
-        return field.index(value)
-    return (
-        (text.encode("utf-8"), freq, weight, vbytes)
-        for text, freq, weight, vbytes in field.format.word_values(
-            value, field.analyzer, mode="index"
-        )
-    )
+def _pool_items(
+    field: Any, value: Any, boost: float
+) -> tuple[list[tuple[bytes, float, bytes]], int] | None:
+    """What ``field.index(value)`` gives, as the pool takes it, and the field's length, in
+    one pass, where the field's format can (NextTokens); else None."""
+    pool_items = getattr(field.format, "pool_items", None)
+    if pool_items is None or type(field).index is not FieldType.index or not isinstance(value, str):
+        return None
+    return pool_items(value, field.analyzer, boost)
 
 
 @contextmanager
