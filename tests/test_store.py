@@ -517,3 +517,59 @@ def test_a_big_batch_is_applied_as_one_reconcile(make_settings, write, monkeypat
     # A reconcile: it also counts the files the batch did not name.
     assert (summary.added, summary.unchanged) == (8, 1)
     assert set(indexed_keys(s, ReportsSource())) == {"old/o.md", *rels}
+
+
+def test_a_parallel_build_whose_workers_fill_their_memory_writes_more_segments_and_loses_nothing(
+    make_settings, write, monkeypatch
+) -> None:
+    from indexer import store
+    from indexer.engine.whoosh import inverting, writing
+
+    def small_workers(self, codec, parallel, cpus):  # type: ignore[no-untyped-def]
+        assert parallel
+        return inverting.TroveMpWriter(
+            self.native, procs=2, limitmb=1, multisegment=True, codec=codec
+        )
+
+    monkeypatch.setattr(store, "PARALLEL_THRESHOLD", 50)
+    monkeypatch.setattr(writing.WhooshIndex, "_writer", small_workers)
+    s = make_settings()
+    for i in range(600):
+        words = " ".join(f"w{(i * 7 + j) % 900}" for j in range(120))
+        write(f"reports/c{i % 4}/r{i}.md", f"common unique{i} {words}")
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.added == 600
+    index = CollectionIndex(s.index_dir, ReportsSource()).open()
+    assert index is not None and len(index.segments()) > 2  # a worker ended a segment early
+    assert len(indexed_keys(s, ReportsSource())) == 600
+    assert len(content_hits(s, ReportsSource(), "common")) == 600
+    assert content_hits(s, ReportsSource(), "unique577") == {"c1/r577.md"}
+
+
+def test_a_parallel_build_fails_when_a_worker_dies_and_the_index_keeps_what_it_had(
+    make_settings, write, monkeypatch
+) -> None:
+    from whoosh.writing import IndexingError  # noqa: TID251 (the engine's own error)
+
+    from indexer import store
+    from indexer.engine.whoosh import inverting
+
+    monkeypatch.setattr(store, "PARALLEL_THRESHOLD", 50)
+    s = make_settings()
+    write("reports/c0/first.md", "common before")
+    Syncer(s, ReportsSource()).reconcile()
+    for i in range(120):
+        write(f"reports/c{i % 4}/r{i}.md", f"common unique{i}")
+    add_document = inverting.TroveSegmentWriter.add_document
+
+    def dies_on_r77(self, **fields):  # type: ignore[no-untyped-def]
+        if fields.get("key") == "c1/r77.md":
+            os._exit(3)  # a worker process killed mid-build (forked: only the worker)
+        add_document(self, **fields)
+
+    monkeypatch.setattr(inverting.TroveSegmentWriter, "add_document", dies_on_r77)
+    with pytest.raises(IndexingError, match=r"ended without their segments \(exit codes .*3"):
+        Syncer(s, ReportsSource()).reconcile()
+    assert set(indexed_keys(s, ReportsSource())) == {"c0/first.md"}
+    monkeypatch.setattr(inverting.TroveSegmentWriter, "add_document", add_document)
+    assert Syncer(s, ReportsSource()).reconcile().added == 120

@@ -13,14 +13,14 @@ the same, byte for byte (tests/test_engine_whoosh_codec.py).
 from __future__ import annotations
 
 import gc
+import queue
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from whoosh import multiproc
 from whoosh.fields import FieldType
 from whoosh.multiproc import MpWriter, SubWriterTask
-from whoosh.writing import PostingPool, SegmentWriter
+from whoosh.writing import IndexingError, PostingPool, SegmentWriter
 
 # One term's postings: (document number, weight, value) in document order.
 Postings = list[tuple[int, float, bytes | None]]
@@ -28,6 +28,8 @@ Postings = list[tuple[int, float, bytes | None]]
 # tuple of three, a float, a list slot and a bytes object come to ~136 bytes and the value.
 _POSTING_BYTES = 136
 _TERM_BYTES = 75
+# How often a committing parent looks whether its workers are still alive.
+RESULT_POLL_S = 0.5
 
 
 class TermPool(PostingPool):
@@ -37,6 +39,10 @@ class TermPool(PostingPool):
         super().__init__(tempstore, segment, limitmb=limitmb, **kwargs)
         self._fields: dict[str, dict[bytes, Postings]] = {}
         self._in_order = True
+        # False: past limitmb the pool only says it is ``full`` (its writer then ends the
+        # segment) rather than spilling runs to disk.
+        self.spill = True
+        self.full = False
 
     def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
         fieldname, text, docnum, weight, value = item
@@ -63,7 +69,10 @@ class TermPool(PostingPool):
             size += _POSTING_BYTES + (len(value) if value else 0)
         self.currentsize += size
         if self.currentsize > self.limit:
-            self.save()
+            if self.spill:
+                self.save()
+            else:
+                self.full = True
 
     def groups(self) -> Iterator[tuple[str, Iterator[tuple[bytes, Postings]]]] | None:
         """Each field, in order, with its terms in order and their postings; None once
@@ -197,16 +206,51 @@ def gc_paused() -> Iterator[None]:
 
 
 class _SubWriterTask(SubWriterTask):
+    """A worker of TroveMpWriter: SubWriterTask.run (Whoosh 2.7.4, ``multisegment``) with
+    TroveSegmentWriter, which ends its segment and starts another whenever its postings
+    fill ``limitmb``. Whoosh's would spill them to disk as pickled runs and merge those
+    one posting at a time, which took most of a 100k build. It hands back the list of
+    its segments."""
+
     def run(self) -> None:
-        # SubWriterTask.run makes its writer as multiproc.SegmentWriter; this runs in the
-        # forked worker process, whose module this changes (never the parent's).
-        multiproc.SegmentWriter = TroveSegmentWriter
         with gc_paused():  # the process ends with the commit
-            super().run()
+            self._run()
+
+    def _run(self) -> None:
+        ix = self.storage.open_index(self.indexname)
+        segments: list[Any] = []
+        writer = self._writer(ix)
+        while self.running:
+            job = self.jobqueue.get()
+            if job is None:
+                break
+            self._process_file(*job)
+            if writer.pool.full:
+                segments.append(writer._finalize_segment())
+                writer = self._writer(ix)
+        if not self.running:
+            writer.cancel()
+            return
+        if writer._added:
+            segments.append(writer._finalize_segment())
+        else:
+            writer._close_segment()
+        self.resultqueue.put((None, writer.pool.fieldnames, segments), timeout=5)
+
+    def _writer(self, ix: Any) -> TroveSegmentWriter:
+        self.writer = TroveSegmentWriter(ix, _lk=False, **self.kwargs)
+        self.writer.pool.spill = False
+        return self.writer
 
 
 class TroveMpWriter(MpWriter):
-    """Whoosh's MpWriter whose worker processes write with TroveSegmentWriter."""
+    """Whoosh's MpWriter (``multisegment`` only) whose worker processes write with
+    TroveSegmentWriter, each handing back one segment or more."""
+
+    def __init__(self, ix: Any, **kwargs: Any) -> None:
+        if not kwargs.get("multisegment"):
+            raise ValueError("TroveMpWriter writes multisegment only")
+        super().__init__(ix, **kwargs)
 
     def _new_task(self) -> Any:
         task = _SubWriterTask(
@@ -220,3 +264,35 @@ class TroveMpWriter(MpWriter):
         self.tasks.append(task)
         task.start()
         return task
+
+    def _commit(self, mergetype: Any, optimize: Any, merge: Any) -> None:
+        """MpWriter._commit (Whoosh 2.7.4) for multisegment: each worker's result
+        carries a list of segments."""
+        if self.docbuffer:
+            self._enqueue()
+        for _ in self.tasks:
+            self.jobqueue.put(None)
+        final = self._merge_segments(mergetype, optimize, merge)
+        # Read before joining (a worker cannot end while its result is unread); a worker
+        # that ended without one fails the commit, never a segment silently missing.
+        results: list[tuple[Any, Any, list[Any]]] = []
+        while len(results) < len(self.tasks):
+            try:
+                results.append(self.resultqueue.get(timeout=RESULT_POLL_S))
+            except queue.Empty:
+                if not any(task.is_alive() for task in self.tasks) and self.resultqueue.empty():
+                    codes = ", ".join(str(task.exitcode) for task in self.tasks)
+                    raise IndexingError(
+                        f"{len(self.tasks) - len(results)} of {len(self.tasks)} indexing "
+                        f"processes ended without their segments (exit codes {codes})"
+                    ) from None
+        for task in self.tasks:
+            task.join()
+        for _, _, segments in results:
+            final += segments
+        if self._added:
+            final.append(self._finalize_segment())
+        else:
+            self._close_segment()
+        self._commit_toc(final)
+        self._finish()
