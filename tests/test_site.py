@@ -589,3 +589,14 @@ def test_a_damaged_index_is_503_index_unavailable_then_answers_again(
 
 def test_the_api_answers_get_only(client: TestClient) -> None:
     assert client.post("/api/search", json={"query": "klystron"}).status_code == 405
+
+
+def test_an_elog_entry_links_to_the_logbook_when_it_has_a_web_address(
+    make_client: Callable[..., TestClient],
+) -> None:
+    client = make_client(
+        elog={"rerank": "lexical", "link_base_url": "https://elog.example/SwissFEL"}
+    )
+    hrefs = parsed(client.get(f"/elog/{ROOT_ID}").text).hrefs
+    assert f"https://elog.example/SwissFEL/{ROOT_ID}" in hrefs
+    assert f"https://elog.example/SwissFEL/{LAST_ID}" in hrefs

@@ -98,9 +98,14 @@ def _converted(value: str, kinds: set[str]) -> Any:
     return value
 
 
-async def call(server: TroveServer, tool: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
-    """The tool's structured content; raises ApiError."""
-    schemas = {t.name: t.input_schema for t in await server.list_tools()}
+async def call(
+    server: TroveServer,
+    tool: str,
+    pairs: list[tuple[str, str]],
+    schemas: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """The tool's structured content (``schemas``: each tool's input schema); raises
+    ApiError."""
     if tool not in schemas:
         raise ApiError(
             "NOT_FOUND", f"there is no tool {tool!r}; the tools are {', '.join(schemas)}"
@@ -130,10 +135,14 @@ def endpoint(server: TroveServer) -> Any:
     """The Starlette endpoint of /api/{tool}."""
     from starlette.responses import JSONResponse
 
+    schemas: dict[str, dict[str, Any]] = {}
+
     async def api(request: Request) -> JSONResponse:
+        if not schemas:  # the tools never change once the server is built
+            schemas.update({t.name: t.input_schema for t in await server.list_tools()})
         tool = request.path_params["tool"]
         try:
-            content = await call(server, tool, list(request.query_params.multi_items()))
+            content = await call(server, tool, list(request.query_params.multi_items()), schemas)
         except ApiError as error:
             return error_response(error)
         return JSONResponse(content)

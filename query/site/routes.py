@@ -43,7 +43,6 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
-PAGES = ("/", "/status", "/reports/", "/commands/", "/conversations/", "/elog/", "/api/")
 
 
 def templates() -> Environment:
@@ -189,7 +188,7 @@ def add_routes(
         terms = render.query_terms(q)
         bodies = [render.elog_body(e.raw, e.encoding, e.entry.body, terms) for e in found.entries]
         asked = found.thread.message_id
-        title = next(e.entry.title for e in found.entries if e.entry.elog_id == asked)
+        title = next((e.entry.title for e in found.entries if e.entry.elog_id == asked), "")
         return page(
             "elog.html",
             thread=found.thread,
