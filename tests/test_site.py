@@ -600,3 +600,16 @@ def test_an_elog_entry_links_to_the_logbook_when_it_has_a_web_address(
     hrefs = parsed(client.get(f"/elog/{ROOT_ID}").text).hrefs
     assert f"https://elog.example/SwissFEL/{ROOT_ID}" in hrefs
     assert f"https://elog.example/SwissFEL/{LAST_ID}" in hrefs
+
+
+def test_the_readme_gives_every_error_code_its_http_status() -> None:
+    from query.site.api import STATUS
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### `/api/{tool}`", 1)[1].split("###", 1)[0]
+    table = {
+        code: int(status)
+        for codes, status in re.findall(r"^\| (`.+`.*) \| (\d{3}) \|$", section, re.MULTILINE)
+        for code in re.findall(r"`([A-Z_]+)`", codes)
+    }
+    assert table == STATUS
