@@ -1,7 +1,8 @@
 """Running the MCP server: over stdio (`trove mcp`), and over streamable HTTP together with
 the daemon in one process (`trove serve`).
 
-`trove serve` answers MCP at ``/mcp`` and the daemon's health at ``/health``. MCP over
+`trove serve` answers MCP at ``/mcp``, the daemon's health at ``/health``, and the web
+page and JSON API of query/site/ (``/``, ``/api/{tool}``, ...). MCP over
 HTTP is stateless with JSON answers: the tools are read-only and keep no session state,
 so each call is one POST answered by one JSON body (no session, no event stream). It binds to
 loopback by default; any other address needs a bearer token (``$TROVE_TOKEN``, else
@@ -143,11 +144,13 @@ def http_app(
     daemon_alive: Callable[[], bool] | None = None,
     daemon_health: Callable[[], dict[str, Any]] | None = None,
 ) -> ASGIApp:
-    """MCP over streamable HTTP at /mcp and the daemon's status at /health."""
+    """MCP over streamable HTTP at /mcp, the daemon's status at /health, and the web page
+    and JSON API (query/site/)."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
     from indexer.status import STUCK_S, builds, read_daemon_status
+    from query import site
 
     settings = server.trove_settings
 
@@ -170,6 +173,7 @@ def http_app(
         return JSONResponse(body, status_code=200 if word == "ok" else 503)
 
     server.custom_route(HEALTH_PATH, methods=["GET"])(health)
+    site.add_routes(server, daemon_alive, daemon_health)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, host=host, stateless_http=True, json_response=True
     )
@@ -288,7 +292,8 @@ def serve(
             )
             announce(
                 f"trove serve: MCP at {url_of(sock, MCP_PATH)}, health at "
-                f"{url_of(sock, HEALTH_PATH)}{' (bearer token required)' if token else ''}; "
+                f"{url_of(sock, HEALTH_PATH)}, the page at {url_of(sock, '/')}"
+                f"{' (bearer token required)' if token else ''}; "
                 f"pid {os.getpid()}, index {settings.index_dir}"
             )
             anyio.run(main)

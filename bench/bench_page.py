@@ -1,0 +1,212 @@
+"""The search page's server time: `GET /?q=...` over every collection at 10k reports.
+
+    python bench/bench_page.py [--reports 10000] [--work-dir DIR] [--queries 80] [--seed 7]
+                               [--json FILE]
+
+A generated corpus (bench/gen_corpus.py: reports, 200 commands, 2,000 conversations;
+reused when WORK_DIR/page-N was made with the same arguments) and the sample logbook of
+data/elog, all indexed first (not timed). Then the page is asked through trove serve's
+own HTTP app (query/serve.py's http_app, in process through Starlette's TestClient, so no
+socket is counted) for queries drawn from the corpus:
+
+  word      a word (3+ letters) of a report
+  pair      two consecutive words of a report
+  question  a few words and stop words, as a person types them
+  filtered  a word, with one collection ticked or a date range
+
+Each request's wall time covers routing, the four searches and their fusion (the
+``search`` tool's library function), and rendering the page. Target: p95 <= 100 ms at
+10k reports. The alternative a person has without the page is one CLI search per
+collection; the table shows the page against `search_all.search` called directly in a
+context of its own, query by query (what the page adds: rendering, marking, HTTP). Other
+work on the machine slows every figure: the load average is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import gen_corpus  # bench/ is not a package: its folder is on the path
+
+from indexer.config import load_settings
+from indexer.reindex import reindex
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET_P95_MS = 100.0
+_WORD = re.compile(r"[^\W\d_]{3,}")
+QUESTIONS = (
+    "why does the proxy time out",
+    "how to fix the decode timeout",
+    "what causes websocket close 1006",
+    "token refresh fails after an hour",
+    "klystron interlock after the beam dump",
+)
+
+
+def corpus(work_dir: Path, reports: int, seed: int) -> Path:
+    """WORK_DIR/page-N, generated unless it already holds that corpus; the sample logbook
+    as its ELOG."""
+    out = work_dir / f"page-{reports}"
+    want = {"reports": reports, "commands": 200, "conversations": 2000, "seed": seed}
+    have = gen_corpus.read_manifest(out) or {}
+    if any(have.get(k) != v for k, v in want.items()):
+        print(f"generating {reports} reports in {out} ...", file=sys.stderr, flush=True)
+        shutil.rmtree(out / "index", ignore_errors=True)
+        gen_corpus.generate(out, reports=reports, commands=200, conversations=2000, seed=seed)
+    config = out / "trove.toml"
+    text = config.read_text(encoding="utf-8")
+    if "[sources]" in text and "elog =" not in text:
+        text = text.replace(
+            "[sources]",
+            f'[sources]\nelog = "{REPO / "data" / "elog" / "SwissFEL"}"\n'
+            f'elog_config = "{REPO / "data" / "elog" / "elogd.cfg"}"',
+            1,
+        )
+        text += '\n[elog]\nrerank = "lexical"\n'
+        config.write_text(text, encoding="utf-8")
+    return out
+
+
+def draw_queries(root: Path, n: int, seed: int) -> list[tuple[str, dict[str, Any]]]:
+    rng = random.Random(seed)
+    files = sorted((root / "reports").rglob("*.md"))
+    texts = [p.read_text(encoding="utf-8") for p in rng.sample(files, min(100, len(files)))]
+    words = sorted({w.lower() for t in texts for w in _WORD.findall(t)})
+    lines = [ln.split() for t in texts for ln in t.splitlines() if len(ln.split()) >= 4]
+    out: list[tuple[str, dict[str, Any]]] = []
+    kinds = ("word", "pair", "question", "filtered")
+    while len(out) < n:
+        kind = kinds[len(out) % len(kinds)]
+        if kind == "word":
+            out.append((kind, {"q": rng.choice(words)}))
+        elif kind == "pair":
+            line = rng.choice(lines)
+            at = rng.randrange(len(line) - 1)
+            out.append((kind, {"q": " ".join(line[at : at + 2])}))
+        elif kind == "question":
+            out.append((kind, {"q": rng.choice(QUESTIONS)}))
+        else:
+            params: dict[str, Any] = {"q": rng.choice(words)}
+            if rng.random() < 0.5:
+                params["c"] = rng.choice(["reports", "conversations", "elog"])
+            else:
+                params["since"], params["until"] = "2025-01-01", "2025-12-31"
+            out.append((kind, params))
+    return out
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reports", type=int, default=10000)
+    parser.add_argument("--work-dir", type=Path, default=Path("/tmp/trove-bench-page"))
+    parser.add_argument("--queries", type=int, default=80)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+
+    from starlette.testclient import TestClient
+
+    from query import search_all
+    from query.context import QueryContext
+    from query.mcp_server import build_server
+    from query.serve import http_app
+
+    root = corpus(args.work_dir, args.reports, args.seed)
+    settings = load_settings(root / "trove.toml")
+    started = time.perf_counter()
+    reindex(settings)  # brought up to date, not timed
+    print(f"indexes ready in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    queries = draw_queries(root, args.queries, args.seed)
+    warm_up = [{"q": q} for q in ("warm up", "proxy timeout", "the")]
+    server = build_server(settings)
+    # The library alone, in a context of its own: each query is new to both.
+    ctx = QueryContext.from_settings(settings)
+    page: dict[str, list[float]] = {}
+    direct: list[float] = []
+    order: list[float] = []  # the page's times in query order, next to direct's
+    load = os.getloadavg()[0]
+    try:
+        with TestClient(http_app(server, "127.0.0.1")) as client:
+            for params in warm_up:  # indexes opened, as in a running server
+                client.get("/", params=params)
+                search_all.search(ctx, params["q"])
+            # Interleaved, each first in turn: both see the same machine load, and neither
+            # always finds the files the other just read in the page cache.
+            for n, (kind, params) in enumerate(queries):
+                for step in ("direct", "page") if n % 2 else ("page", "direct"):
+                    t0 = time.perf_counter()
+                    if step == "direct":
+                        search_all.search(
+                            ctx,
+                            params["q"],
+                            [params["c"]] if "c" in params else None,
+                            params.get("since"),
+                            params.get("until"),
+                        )
+                        direct.append((time.perf_counter() - t0) * 1000)
+                        continue
+                    response = client.get("/", params=params)
+                    ms = (time.perf_counter() - t0) * 1000
+                    if response.status_code != 200:
+                        raise SystemExit(f"{params}: HTTP {response.status_code}: {response.text}")
+                    page.setdefault(kind, []).append(ms)
+                    order.append(ms)
+    finally:
+        server.close()
+        ctx.close()
+    load = max(load, os.getloadavg()[0])
+
+    every = [ms for times in page.values() for ms in times]
+    rows = [(kind, times) for kind, times in page.items()] + [("all", every)]
+    print(f"\nsearch page at {args.reports} reports (ms per request, {len(every)} requests)")
+    print(f"{'kind':<10} {'n':>4} {'p50':>8} {'p95':>8} {'max':>8}")
+    for kind, times in rows:
+        print(
+            f"{kind:<10} {len(times):>4} {statistics.median(times):>8.1f} "
+            f"{percentile(times, 95):>8.1f} {max(times):>8.1f}"
+        )
+    p95 = percentile(every, 95)
+    added = [p - d for p, d in zip(order, direct, strict=True)]
+    print(
+        f"search_all.search alone: p50 {statistics.median(direct):.1f} ms, p95 "
+        f"{percentile(direct, 95):.1f} ms; what the page adds (rendering, marking, HTTP), "
+        f"per query: p50 {statistics.median(added):.1f} ms"
+    )
+    print(f"goal p95 <= {TARGET_P95_MS:.0f} ms: {'met' if p95 <= TARGET_P95_MS else 'MISSED'}")
+    print(f"load average (1 min, highest seen): {load:.2f} on {os.cpu_count()} cores")
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "reports": args.reports,
+                    "page_ms": page,
+                    "direct_ms": direct,
+                    "p95_ms": p95,
+                    "load": load,
+                },
+                indent=1,
+            ),
+            encoding="utf-8",
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,12 @@
+"""trove's web page and JSON API, served by `trove serve` next to /mcp and /health.
+
+``/`` searches every collection; ``/reports/...``, ``/commands/...``,
+``/conversations/...`` and ``/elog/...`` show one document (an ELOG entry within its
+thread); ``/status`` shows the indexes and the daemon; ``/api/{tool}`` is every MCP tool
+as a GET answering JSON. The modules: ``routes`` (the Starlette routes), ``api``,
+``search_page``, ``documents``, ``status_page`` and ``render`` (safe HTML).
+"""
+
+from query.site.routes import add_routes
+
+__all__ = ["add_routes"]

@@ -1,0 +1,615 @@
+"""The web page and the JSON API of `trove serve` (query/site/), through the real HTTP app
+(Starlette's TestClient) over a small corpus in tmp_path; web search against a fake
+SearXNG served on 127.0.0.1."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import threading
+from collections.abc import Callable, Iterator
+from html.parser import HTMLParser
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from site_corpus import (
+    COMMAND,
+    CONVERSATION,
+    HTML_ID,
+    LAST_ID,
+    REPORT,
+    ROOT_ID,
+    write_corpus,
+)
+from starlette.testclient import TestClient
+
+from indexer.config import Settings
+from indexer.reindex import reindex
+from query import commands, elog, reports, search_all, workspace
+from query.context import QueryContext
+from query.mcp_server import build_server
+from query.serve import http_app
+
+SEARXNG_FIXTURE = Path(__file__).parent / "fixtures" / "searxng" / "current.json"
+TOOLS = (
+    "search_reports",
+    "list_command_reports",
+    "get_report",
+    "search_commands",
+    "get_command",
+    "list_commands",
+    "search_workspace",
+    "search_elog",
+    "get_elog_thread",
+    "search",
+    "search_web",
+)
+
+
+class _Searxng(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if self.path.startswith("/ok/search"):
+            status, body = 200, SEARXNG_FIXTURE.read_bytes()
+        else:
+            status, body = 500, b"<h1>Internal Server Error</h1>"
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json" if status == 200 else "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def searxng() -> Iterator[str]:
+    """A fake SearXNG on 127.0.0.1: /ok/search answers the fixture, anything else a 500."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Searxng)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), name="fake-searxng")
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+
+
+@pytest.fixture
+def make_client(
+    tmp_path: Path, make_settings: Callable[..., Settings], searxng: str
+) -> Iterator[Callable[..., TestClient]]:
+    """A client of the HTTP app over the site corpus; sections change the settings."""
+    write_corpus(
+        tmp_path / "reports", tmp_path / "commands", tmp_path / "conversations", tmp_path / "elog"
+    )
+    opened: list[tuple[Any, TestClient]] = []
+
+    def make(
+        token: str = "",
+        adjust: Callable[[Settings], Settings] = lambda s: s,
+        **sections: dict[str, Any],
+    ) -> TestClient:
+        sections.setdefault("web", {"searxng_url": f"{searxng}/ok", "cache_ttl_s": 0})
+        sections.setdefault("elog", {"rerank": "lexical"})
+        settings = adjust(make_settings(**sections))
+        reindex(settings)
+        server = build_server(settings)
+        client = TestClient(http_app(server, "127.0.0.1", token))
+        client.__enter__()
+        opened.append((server, client))
+        return client
+
+    yield make
+    for server, client in opened:
+        client.__exit__(None, None, None)
+        server.close()
+
+
+@pytest.fixture
+def client(make_client: Callable[..., TestClient]) -> TestClient:
+    return make_client()
+
+
+@pytest.fixture
+def ctx(client: TestClient, make_settings: Callable[..., Settings]) -> Iterator[QueryContext]:
+    """A query context over the same corpus (for answers to compare with)."""
+    context = QueryContext.from_settings(make_settings(elog={"rerank": "lexical"}))
+    yield context
+    context.close()
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        href = dict(attrs).get("href")
+        if tag == "a" and href:
+            self.hrefs.append(href)
+
+
+def parsed(html: str) -> _Links:
+    parser = _Links()
+    parser.feed(html)
+    return parser
+
+
+def error_of(response: Any) -> dict[str, str]:
+    body = response.json()
+    assert set(body) == {"error"}, body
+    return body["error"]
+
+
+def no_live_script(html: str) -> None:
+    """Nothing in the page runs but trove's own script file."""
+    tags = parsed(html).tags
+    scripts = [attrs for tag, attrs in tags if tag == "script"]
+    assert scripts == [{"src": "/static/trove.js", "defer": None}]
+    for tag, attrs in tags:
+        handlers = [name for name in attrs if name.startswith("on")]
+        assert not handlers, (tag, attrs)
+        for name in ("href", "src", "action"):
+            assert not (attrs.get(name) or "").strip().lower().startswith("javascript:"), attrs
+
+
+# --------------------------------------------------------------------------- the search page
+
+
+def test_the_search_page_without_a_query_shows_the_box_and_a_short_help(
+    client: TestClient,
+) -> None:
+    page = client.get("/")
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert '<input id="q" name="q" type="search"' in page.text
+    assert "How to search" in page.text
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page.text
+
+
+def test_a_search_finds_every_collection_and_links_each_hit_to_its_page(
+    client: TestClient,
+) -> None:
+    page = client.get("/", params={"q": "klystron"})
+    assert page.status_code == 200
+    hrefs = parsed(page.text).hrefs
+    assert f"/reports/{COMMAND}/{REPORT}?q=klystron" in hrefs
+    assert f"/commands/{COMMAND}?q=klystron" in hrefs
+    assert f"/conversations/{CONVERSATION}?q=klystron#L2" in hrefs
+    assert f"/elog/{ROOT_ID}?q=klystron" in hrefs
+    assert "<mark>klystron</mark>" in page.text.lower()
+    for href in hrefs:
+        if href.startswith(("/reports/", "/commands/", "/conversations/", "/elog/")):
+            assert client.get(href.partition("#")[0]).status_code == 200, href
+
+
+def test_snippets_are_escaped_before_their_matches_are_marked(client: TestClient) -> None:
+    page = client.get("/", params={"q": "klystron interlock", "c": "reports"})
+    snippets = re.findall(r'<p class="snippet">(.*?)</p>', page.text, re.DOTALL)
+    assert snippets
+    for snippet in snippets:
+        assert "<script" not in snippet and "<img" not in snippet
+        # Only marks are tags in a snippet.
+        assert not re.sub(r"</?mark>", "", snippet).count("<")
+
+
+def test_ticking_collections_searches_only_those(client: TestClient) -> None:
+    page = client.get("/", params=[("q", "klystron"), ("c", "elog"), ("c", "commands")])
+    hrefs = [h for h in parsed(page.text).hrefs if h.startswith(("/reports/", "/conv"))]
+    assert hrefs == []
+    assert f"/elog/{ROOT_ID}?q=klystron" in parsed(page.text).hrefs
+    assert "in Commands and ELOG" in page.text
+
+
+def test_a_command_filter_searches_that_commands_reports_only(client: TestClient) -> None:
+    page = client.get("/", params={"q": "interlock", "command": COMMAND})
+    assert page.status_code == 200
+    hits = [h for h in parsed(page.text).hrefs if h.startswith(("/reports/", "/elog/", "/com"))]
+    assert hits == [f"/reports/{COMMAND}/{REPORT}?q=interlock"]
+    assert f"the reports of {COMMAND}" in page.text
+
+
+def test_elog_filters_list_the_logbook_newest_first_even_without_words(
+    client: TestClient,
+) -> None:
+    page = client.get("/", params={"category": "Problem", "system": "RF"})
+    assert page.status_code == 200
+    hits = [h for h in parsed(page.text).hrefs if h.startswith("/elog/")]
+    assert hits == [f"/elog/{LAST_ID}", f"/elog/{HTML_ID}", f"/elog/{ROOT_ID}"]
+    none = client.get("/", params={"q": "klystron", "category": "Info"})
+    assert [h for h in parsed(none.text).hrefs if h.startswith("/elog/")] == []
+
+
+def test_a_date_range_keeps_dated_documents_within_it(client: TestClient) -> None:
+    inside = client.get("/", params={"q": "klystron", "since": "2025-11-01", "until": "2025-11-30"})
+    hrefs = parsed(inside.text).hrefs
+    assert f"/elog/{ROOT_ID}?q=klystron" in hrefs
+    assert not [h for h in hrefs if h.startswith("/commands/")]  # commands have no date
+    before = client.get("/", params={"q": "klystron", "until": "2025-01-01"})
+    assert not [h for h in parsed(before.text).hrefs if h.startswith(("/elog/", "/reports/"))]
+
+
+@pytest.mark.parametrize(
+    ("params", "code"),
+    [
+        ({"q": "klystron", "since": "2025-13-01"}, "INVALID_DATE_RANGE"),
+        ({"q": "klystron", "since": "2025-12-01", "until": "2025-11-01"}, "INVALID_DATE_RANGE"),
+        ({"q": "klystron", "command": COMMAND, "category": "Problem"}, "INVALID_ARGUMENT"),
+        ({"q": "klystron", "c": "nowhere"}, "INVALID_ARGUMENT"),
+        ({"q": "klystron", "n": "500"}, "INVALID_ARGUMENT"),
+        ({"q": "x" * 1001}, "INVALID_QUERY"),
+        ({"q": "klystron", "command": "../etc"}, "INVALID_COMMAND_FILTER"),
+    ],
+)
+def test_a_bad_search_is_a_readable_message_with_http_400(
+    client: TestClient, params: dict[str, str], code: str
+) -> None:
+    page = client.get("/", params=params)
+    assert page.status_code == 400
+    assert page.headers["content-type"].startswith("text/html")
+    assert 'role="alert"' in page.text and code in page.text
+
+
+def test_the_search_page_escapes_the_query_it_shows(client: TestClient) -> None:
+    page = client.get("/", params={"q": '"><script>window.__pwned=1</script>'})
+    assert page.status_code == 200
+    assert "<script>window" not in page.text
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page.text
+    no_live_script(page.text)
+
+
+# --------------------------------------------------------------------------- documents
+
+
+def test_a_report_page_renders_its_markdown_and_shows_raw_html_as_text(
+    client: TestClient,
+) -> None:
+    page = client.get(f"/reports/{COMMAND}/{REPORT}", params={"q": "interlock"})
+    assert page.status_code == 200
+    text = page.text
+    assert "<h1><mark>Klystron</mark>" not in text  # only the query's words are marked
+    assert "<h1>Klystron <mark>interlock</mark> report</h1>" in text
+    assert "<table>" in text and "<strong>klystron</strong>" in text
+    assert "&lt;script&gt;window.__pwned = 1" in text
+    assert "&lt;img src=x onerror=" in text
+    assert 'href="javascript:' not in text
+    no_live_script(text)
+
+
+def test_a_command_page_shows_its_frontmatter_body_and_reports(client: TestClient) -> None:
+    page = client.get(f"/commands/{COMMAND}", params={"q": "klystron"})
+    assert page.status_code == 200
+    assert "<h1>Klystron check</h1>" in page.text
+    assert "Check a klystron after an interlock" in page.text
+    assert "<h1>Steps</h1>" in page.text
+    assert f"/reports/{COMMAND}/{REPORT}" in parsed(page.text).hrefs
+
+
+def test_a_conversation_page_numbers_its_lines_for_links_to_one(client: TestClient) -> None:
+    page = client.get(f"/conversations/{CONVERSATION}", params={"q": "interlock"})
+    assert page.status_code == 200
+    assert '<li id="L2">' in page.text
+    line = re.search(r'<li id="L2">.*?</li>', page.text, re.DOTALL)
+    assert line and "The klystron <mark>interlock</mark> again." in line.group()
+
+
+def test_an_elog_page_shows_the_whole_thread_with_the_entry_marked(client: TestClient) -> None:
+    page = client.get(f"/elog/{LAST_ID}", params={"q": "klystron"})
+    assert page.status_code == 200
+    ids = re.findall(r'<li class="entry depth-(\d)( current)?" id="e(\d+)"', page.text)
+    assert ids == [
+        ("0", "", str(ROOT_ID)),
+        ("1", "", str(HTML_ID)),
+        ("2", " current", str(LAST_ID)),
+    ]
+    assert "The <mark>klystron</mark> tripped at 08:00." in page.text
+
+
+def test_an_elog_html_body_is_sanitised_and_keeps_its_markup(client: TestClient) -> None:
+    page = client.get(f"/elog/{HTML_ID}")
+    text = page.text
+    assert "<b>interlock</b>" in text
+    assert '<a href="https://example.org/rf" rel="noopener noreferrer nofollow">' in text
+    assert "__pwned" not in text  # script content, handlers and javascript: URLs are gone
+    no_live_script(text)
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        (f"/reports/{COMMAND}/nothing.md", 404),
+        ("/reports/nobody/x.md", 404),
+        (f"/reports/{COMMAND}/%2E%2E", 400),
+        ("/commands/nothing-like-it", 404),
+        ("/conversations/2025-11-10/001-klystron-talk/gone.md", 404),
+        ("/conversations/%2e%2e/reports/klystron-check/klystron_20251120_v1.md", 400),
+        ("/conversations/2025-11-10/%2E%2E/%2E%2E/commands/klystron-check.md", 400),
+        ("/conversations/2025-11-10/001-klystron-talk/.hidden.md", 404),
+        ("/elog/123456789", 404),
+        ("/elog/twelve", 400),
+        ("/elog/0", 400),
+    ],
+)
+def test_unknown_documents_are_404_and_paths_leading_out_are_400(
+    client: TestClient, path: str, status: int
+) -> None:
+    page = client.get(path)
+    assert page.status_code == status, page.text
+    assert 'role="alert"' in page.text
+
+
+def test_a_conversation_symlink_leading_out_of_the_folder_is_not_followed(
+    client: TestClient, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("the secret\n", encoding="utf-8")
+    link = tmp_path / "conversations" / "2025-11-10" / "001-klystron-talk" / "leak.md"
+    link.symlink_to(secret)
+    page = client.get("/conversations/2025-11-10/001-klystron-talk/leak.md")
+    assert page.status_code == 404
+    assert "the secret" not in page.text
+
+
+# --------------------------------------------------------------------------- status, headers
+
+
+def test_the_status_page_shows_collections_documents_and_the_daemon(client: TestClient) -> None:
+    page = client.get("/status")
+    assert page.status_code == 200
+    rows = re.findall(r'<th scope="row">(\w+)</th>\s*<td class="num">(\d+)</td>', page.text)
+    assert dict(rows) == {"reports": "1", "commands": "1", "conversations": "1", "elog": "3"}
+    assert "Recent commits" in page.text
+    assert "never run on this index" in page.text
+
+
+def test_pages_forbid_inline_script_and_framing(client: TestClient) -> None:
+    for path in ("/", "/?q=klystron", f"/elog/{ROOT_ID}", "/status", "/elog/1"):
+        csp = client.get(path).headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "object-src 'none'" in csp, path
+        assert "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
+
+
+def test_the_stylesheet_and_script_come_from_the_same_host(client: TestClient) -> None:
+    css = client.get("/static/trove.css")
+    assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
+    assert "http" not in css.text  # no font or image from elsewhere
+    assert client.get("/static/trove.js").status_code == 200
+    assert client.get("/static/other.css").status_code == 404
+    page = client.get("/?q=klystron").text
+    for tag, attrs in parsed(page).tags:
+        for name in ("src", "href"):
+            value = attrs.get(name) or ""
+            assert not value.startswith(("http:", "https:", "//")), (tag, attrs)
+
+
+def test_with_a_token_every_page_and_the_api_need_it(
+    make_client: Callable[..., TestClient],
+) -> None:
+    client = make_client(token="s3cret")
+    auth = {"Authorization": "Bearer s3cret"}
+    for path in ("/", "/?q=klystron", f"/elog/{ROOT_ID}", "/status", "/static/trove.css"):
+        assert client.get(path).status_code == 401, path
+        assert client.get(path, headers={"Authorization": "Bearer nope"}).status_code == 401
+        assert client.get(path, headers=auth).status_code == 200, path
+    assert client.get("/api/search", params={"query": "klystron"}).status_code == 401
+    answer = client.get("/api/search", params={"query": "klystron"}, headers=auth)
+    assert answer.status_code == 200 and answer.json()["hits"]
+
+
+# --------------------------------------------------------------------------- /api/{tool}
+
+
+def _without(answer: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in answer.items() if k not in keys}
+
+
+def test_every_tool_answers_as_a_get_with_its_structured_content(
+    client: TestClient, ctx: QueryContext
+) -> None:
+    calls: dict[str, tuple[list[tuple[str, str | int | float | bool | None]], Any]] = {
+        "search_reports": (
+            [("query", "klystron"), ("max_results", "5")],
+            reports.search_reports(ctx, "klystron", max_results=5),
+        ),
+        "list_command_reports": (
+            [("command_name", COMMAND)],
+            reports.list_command_reports(ctx, COMMAND),
+        ),
+        "get_report": (
+            [("command_name", COMMAND), ("report_name", REPORT)],
+            reports.get_report(ctx, COMMAND, REPORT),
+        ),
+        "search_commands": ([("query", "klystron")], commands.search_commands(ctx, "klystron")),
+        "get_command": ([("name", COMMAND)], commands.get_command(ctx, COMMAND)),
+        "list_commands": (
+            [("include_dependencies", "true")],
+            commands.list_commands(ctx, include_dependencies=True),
+        ),
+        "search_workspace": (
+            [("query", "interlock"), ("date_range", "2025-11")],
+            workspace.search_workspace(ctx, "interlock", "2025-11"),
+        ),
+        "search_elog": (
+            [("query", "klystron"), ("category", "Problem"), ("max_results", "2")],
+            elog.search_elog(ctx, "klystron", category="Problem", max_results=2),
+        ),
+        "get_elog_thread": (
+            [("message_id", str(HTML_ID)), ("include_replies", "false")],
+            elog.get_elog_thread(ctx, HTML_ID, include_replies=False),
+        ),
+        "search": (
+            [("query", "klystron"), ("collections", "elog"), ("collections", "reports")],
+            search_all.search(ctx, "klystron", ["elog", "reports"]),
+        ),
+    }
+    for tool, (params, expected) in calls.items():
+        answer = client.get(f"/api/{tool}", params=params)
+        assert answer.status_code == 200, (tool, answer.text)
+        assert answer.headers["content-type"] == "application/json"
+        want = expected.model_dump(mode="json")
+        assert _without(answer.json(), "search_time_ms") == _without(want, "search_time_ms"), tool
+    web = client.get("/api/search_web", params={"query": "whoosh", "limit": "2"})
+    assert web.status_code == 200
+    assert len(web.json()["results"]) == 2 and web.json()["query"] == "whoosh"
+    assert set(calls) | {"search_web"} == set(TOOLS)
+
+
+def test_an_api_list_argument_is_repeated_and_one_value_is_a_list_of_one(
+    client: TestClient,
+) -> None:
+    one = client.get("/api/search", params={"query": "klystron", "collections": "elog"}).json()
+    assert {h["collection"] for h in one["hits"]} == {"elog"}
+    assert set(one["by_collection"]) == {"elog"}
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "code", "words"),
+    [
+        ("search_reports", {"query": ""}, "INVALID_QUERY", "query is empty"),
+        ("search_reports", {}, "INVALID_QUERY", "query is required"),
+        ("search_reports", {"query": "x", "max_results": "0"}, "INVALID_ARGUMENT", "between 1"),
+        ("search_reports", {"query": "x", "max_results": "ten"}, "INVALID_ARGUMENT", "whole"),
+        ("search_reports", {"query": "x", "colour": "red"}, "INVALID_ARGUMENT", "'colour'"),
+        ("list_commands", {"include_dependencies": "maybe"}, "INVALID_ARGUMENT", "true or false"),
+        ("search_workspace", {"query": "x", "date_range": "2025-13"}, "INVALID_DATE_RANGE", ""),
+        ("search", {"query": "x", "collections": "nowhere"}, "INVALID_ARGUMENT", "nowhere"),
+        ("get_report", {"command_name": "..", "report_name": "x.md"}, "INVALID_COMMAND_FILTER", ""),
+        ("search_elog", {"since": "2025-10-40"}, "INVALID_DATE_RANGE", ""),
+    ],
+)
+def test_invalid_api_input_is_400_with_the_code_and_a_message(
+    client: TestClient, path: str, params: dict[str, str], code: str, words: str
+) -> None:
+    answer = client.get(f"/api/{path}", params=params)
+    assert answer.status_code == 400, answer.text
+    error = error_of(answer)
+    assert error["code"] == code and words in error["message"]
+    assert not error["message"].startswith(("Error executing", code))
+
+
+def test_an_api_argument_given_twice_is_400(client: TestClient) -> None:
+    answer = client.get("/api/search_reports", params=[("query", "a"), ("query", "b")])
+    assert answer.status_code == 400
+    assert error_of(answer) == {
+        "code": "INVALID_ARGUMENT",
+        "message": "query is given 2 times; give it once",
+    }
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "code"),
+    [
+        ("no_such_tool", {}, "NOT_FOUND"),
+        ("get_command", {"name": "nothing-like-it"}, "NOT_FOUND"),
+        ("get_report", {"command_name": COMMAND, "report_name": "gone.md"}, "NOT_FOUND"),
+        ("get_elog_thread", {"message_id": "123456789"}, "NOT_FOUND"),
+        ("list_command_reports", {"command_name": "nobody"}, "NOT_FOUND"),
+    ],
+)
+def test_what_does_not_exist_is_404(
+    client: TestClient, path: str, params: dict[str, str], code: str
+) -> None:
+    answer = client.get(f"/api/{path}", params=params)
+    assert answer.status_code == 404
+    assert error_of(answer)["code"] == code
+
+
+def test_a_missing_source_folder_is_404_directory_not_found(
+    make_client: Callable[..., TestClient], tmp_path: Path
+) -> None:
+    client = make_client(sources={"reports": str(tmp_path / "nowhere")})
+    answer = client.get("/api/search_reports", params={"query": "klystron"})
+    assert answer.status_code == 404
+    assert error_of(answer)["code"] == "DIRECTORY_NOT_FOUND"
+    page = client.get(f"/reports/{COMMAND}/{REPORT}")
+    assert page.status_code == 404 and "DIRECTORY_NOT_FOUND" in page.text
+
+
+def test_a_failing_searxng_is_502_upstream_error(
+    make_client: Callable[..., TestClient], searxng: str
+) -> None:
+    client = make_client(web={"searxng_url": f"{searxng}/broken", "cache_ttl_s": 0})
+    answer = client.get("/api/search_web", params={"query": "whoosh"})
+    assert answer.status_code == 502
+    error = error_of(answer)
+    assert error["code"] == "UPSTREAM_ERROR" and "500" in error["message"]
+
+
+def test_a_search_over_its_time_limit_is_504_search_timeout(
+    make_client: Callable[..., TestClient],
+) -> None:
+    # No time at all (the config refuses 0; a test may set it).
+    client = make_client(
+        adjust=lambda s: dataclasses.replace(
+            s, commands=dataclasses.replace(s.commands, search_timeout_ms=0)
+        )
+    )
+    answer = client.get("/api/search_commands", params={"query": "klystron"})
+    assert answer.status_code == 504
+    assert error_of(answer)["code"] == "SEARCH_TIMEOUT"
+
+
+def test_a_runaway_regex_in_the_elog_is_504_on_the_page_and_in_the_api(
+    client: TestClient, make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    book = tmp_path / "elog" / "2025" / "251121a.log"
+    from site_corpus import record
+
+    book.write_text(
+        "".join(record(90100 + i, "many a", "a" * 26 + "!") for i in range(60)), encoding="utf-8"
+    )
+    reindex(make_settings(elog={"rerank": "lexical"}), ["elog"])
+    answer = client.get("/api/search_elog", params={"query": "(a|aa)+!x"})
+    assert answer.status_code == 504
+    assert error_of(answer)["code"] == "SEARCH_TIMEOUT"
+    page = client.get("/", params={"q": "(a|aa)+!x", "category": "Problem"})
+    assert page.status_code == 504 and "SEARCH_TIMEOUT" in page.text
+
+
+def test_a_damaged_index_is_503_index_unavailable_then_answers_again(
+    make_client: Callable[..., TestClient], make_settings: Callable[..., Settings]
+) -> None:
+    client = make_client()
+    folder = make_settings().index_dir / "reports"
+    segment = max(folder.glob("*.seg"), key=lambda p: p.stat().st_size)
+    segment.write_bytes(b"")
+    answer = client.get("/api/search_reports", params={"query": "klystron"})
+    assert answer.status_code == 503, answer.text
+    error = error_of(answer)
+    assert error["code"] == "INDEX_UNAVAILABLE" and "rebuilt" in error["message"]
+    again = client.get("/api/search_reports", params={"query": "klystron"})
+    assert again.status_code == 200 and again.json()["results"]
+
+
+def test_the_api_answers_get_only(client: TestClient) -> None:
+    assert client.post("/api/search", json={"query": "klystron"}).status_code == 405
+
+
+def test_an_elog_entry_links_to_the_logbook_when_it_has_a_web_address(
+    make_client: Callable[..., TestClient],
+) -> None:
+    client = make_client(
+        elog={"rerank": "lexical", "link_base_url": "https://elog.example/SwissFEL"}
+    )
+    hrefs = parsed(client.get(f"/elog/{ROOT_ID}").text).hrefs
+    assert f"https://elog.example/SwissFEL/{ROOT_ID}" in hrefs
+    assert f"https://elog.example/SwissFEL/{LAST_ID}" in hrefs
+
+
+def test_the_readme_gives_every_error_code_its_http_status() -> None:
+    from query.site.api import STATUS
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### `/api/{tool}`", 1)[1].split("###", 1)[0]
+    table = {
+        code: int(status)
+        for codes, status in re.findall(r"^\| (`.+`.*) \| (\d{3}) \|$", section, re.MULTILINE)
+        for code in re.findall(r"`([A-Z_]+)`", codes)
+    }
+    assert table == STATUS

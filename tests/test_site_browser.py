@@ -1,0 +1,347 @@
+"""The web page in a real browser: Debian's chromium, headless, driven by selenium through
+chromium-driver, against a real `trove serve` over a copy of the sample data (plus the
+documents of site_corpus.py, some of which hold script).
+
+Each page's first paint is measured with the browser's performance API and printed (run
+with -s to see it), never asserted; each page's screenshot is saved in tests/screenshots/.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from site_corpus import COMMAND, CONVERSATION, HTML_ID, LAST_ID, REPORT, ROOT_ID, write_corpus
+from test_serve import START_S, Trove
+
+from indexer.config import load_settings
+from indexer.reindex import reindex
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+REPO = Path(__file__).resolve().parent.parent
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+WAIT_S = 15.0
+DESKTOP = (1280, 900)
+PHONE = (390, 844)
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists() or not CHROMEDRIVER.exists(),
+    reason="the browser tests need Debian's chromium and chromium-driver "
+    "(/usr/bin/chromium, /usr/bin/chromedriver): apt-get install chromium chromium-driver",
+)
+
+if CHROMIUM.exists():
+    from selenium import webdriver
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.wait import WebDriverWait
+
+FIRST_PAINT: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A `trove serve` over the sample data and the site corpus; its page's URL."""
+    root = tmp_path_factory.mktemp("site")
+    shutil.copytree(REPO / "data", root / "data")
+    data = root / "data"
+    write_corpus(
+        data / "reports", data / "commands", data / "conversations", data / "elog" / "SwissFEL"
+    )
+    config = root / "trove.toml"
+    text = (REPO / "trove.toml").read_text(encoding="utf-8")
+    config.write_text(text.replace('rerank = "auto"', 'rerank = "lexical"'), encoding="utf-8")
+    reindex(load_settings(config))  # built before the server starts: every search answers
+    env = {"HOME": str(root / "home"), "HF_HUB_OFFLINE": "1"}
+    trove = Trove(config, "serve", "--port", "0", env=env)
+    try:
+        url = trove.wait_line(r"the page at (http://127\.0\.0\.1:\d+/)", timeout=START_S)[1]
+        yield url.rstrip("/")
+        assert trove.stop(signal.SIGTERM) == 0
+    finally:
+        trove.kill()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-proxy-server",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+        f"--window-size={DESKTOP[0]},{DESKTOP[1]}",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.set_page_load_timeout(WAIT_S)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        if FIRST_PAINT:
+            shown = ", ".join(f"{page} {ms:.0f} ms" for page, ms in FIRST_PAINT.items())
+            print(f"\nfirst paint per page: {shown}", file=sys.stderr)
+
+
+@pytest.fixture
+def page(browser: WebDriver) -> WebDriver:
+    browser.set_window_size(*DESKTOP)
+    return browser
+
+
+def first_paint(driver: WebDriver, name: str) -> float:
+    """The page's first contentful paint (else DOMContentLoaded), in ms; printed."""
+    ms = driver.execute_script(
+        "const p = performance.getEntriesByName('first-contentful-paint')[0];"
+        "if (p) return p.startTime;"
+        "const n = performance.getEntriesByType('navigation')[0];"
+        "return n ? n.domContentLoadedEventEnd : null;"
+    )
+    assert isinstance(ms, (int, float)), ms
+    FIRST_PAINT[name] = float(ms)
+    print(f"first paint {name}: {ms:.0f} ms")
+    return float(ms)
+
+
+def screenshot(driver: WebDriver, name: str) -> None:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    assert driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+
+
+def nothing_ran(driver: WebDriver) -> None:
+    """No script a document holds has run: none set window.__pwned or the title, and no
+    dialog is open."""
+    try:
+        alert = driver.switch_to.alert
+    except NoAlertPresentException:
+        pass
+    else:
+        text = alert.text
+        alert.dismiss()
+        raise AssertionError(f"a dialog opened: {text!r}")
+    assert driver.execute_script("return typeof window.__pwned") == "undefined"
+    assert "pwned" not in driver.title
+
+
+def wait(driver: WebDriver) -> Any:
+    return WebDriverWait(driver, WAIT_S)
+
+
+def hits(driver: WebDriver) -> list[tuple[str, str]]:
+    """(collection label, link) of each hit on a results page."""
+    return [
+        (
+            li.find_element(By.CSS_SELECTOR, ".tag").text,
+            li.find_element(By.CSS_SELECTOR, "h3 a").get_attribute("href") or "",
+        )
+        for li in driver.find_elements(By.CSS_SELECTOR, "li.hit")
+    ]
+
+
+def search_with_enter(driver: WebDriver, base_url: str, words: str) -> None:
+    driver.get(f"{base_url}/")
+    box = driver.switch_to.active_element  # autofocus: the search box has the focus
+    assert box.get_attribute("id") == "q"
+    box.send_keys(words, Keys.ENTER)
+    wait(driver).until(expected_conditions.url_contains("q="))
+    wait(driver).until(expected_conditions.presence_of_element_located((By.ID, "results-title")))
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_a_search_typed_and_sent_with_enter_shows_hits_from_every_collection(
+    page: WebDriver, base_url: str
+) -> None:
+    search_with_enter(page, base_url, "klystron")
+    found = hits(page)
+    assert {label for label, _ in found} == {"Reports", "Commands", "Conversations", "ELOG"}
+    marks = page.find_elements(By.CSS_SELECTOR, ".snippet mark")
+    assert marks and all(m.text.lower() == "klystron" for m in marks)
+    nothing_ran(page)
+    first_paint(page, "search")
+    screenshot(page, "search")
+    # The first hit's link opens its document.
+    first = found[0][1]
+    page.find_element(By.CSS_SELECTOR, "li.hit h3 a").click()
+    wait(page).until(expected_conditions.url_to_be(first))
+    assert page.find_element(By.TAG_NAME, "h1").text
+    nothing_ran(page)
+
+
+def test_the_empty_search_page_shows_its_help(page: WebDriver, base_url: str) -> None:
+    page.get(f"{base_url}/")
+    assert "How to search" in page.find_element(By.CSS_SELECTOR, ".help").text
+    first_paint(page, "empty search")
+    screenshot(page, "search-empty")
+
+
+def test_filters_chosen_in_the_form_narrow_the_search(page: WebDriver, base_url: str) -> None:
+    page.get(f"{base_url}/")
+    page.find_element(By.CSS_SELECTOR, "details.filters summary").click()
+    page.find_element(By.CSS_SELECTOR, "input[name=c][value=elog]").click()
+    page.find_element(By.ID, "q").send_keys("klystron", Keys.ENTER)
+    wait(page).until(expected_conditions.presence_of_element_located((By.ID, "results-title")))
+    found = hits(page)
+    assert found and {label for label, _ in found} == {"ELOG"}
+    # The form keeps what was asked, and an ELOG category narrows further.
+    assert page.find_element(By.CSS_SELECTOR, "input[name=c][value=elog]").is_selected()
+    category = page.find_element(By.ID, "category")
+    category.find_element(By.CSS_SELECTOR, "option[value=Problem]").click()
+    page.find_element(By.CSS_SELECTOR, "details.filters button[type=submit]").click()
+    wait(page).until(expected_conditions.url_contains("category=Problem"))
+    problem = hits(page)
+    assert problem and len(problem) <= len(found)
+    assert f"/elog/{ROOT_ID}?q=klystron" in {href.removeprefix(base_url) for _, href in problem}
+    first_paint(page, "filtered search")
+    screenshot(page, "search-filtered")
+
+
+def test_a_report_holding_script_renders_and_runs_none_of_it(
+    page: WebDriver, base_url: str
+) -> None:
+    page.get(f"{base_url}/reports/{COMMAND}/{REPORT}?q=interlock")
+    nothing_ran(page)
+    assert page.find_element(By.CSS_SELECTOR, ".markdown h1").text == "Klystron interlock report"
+    body = page.find_element(By.CSS_SELECTOR, ".markdown").text
+    assert "<script>window.__pwned = 1" in body  # shown as text
+    assert "onerror=" in body
+    assert page.find_elements(By.CSS_SELECTOR, ".markdown table")
+    assert [m.text for m in page.find_elements(By.CSS_SELECTOR, ".markdown h1 mark")] == [
+        "interlock"
+    ]
+    for link in page.find_elements(By.CSS_SELECTOR, ".markdown a"):
+        assert not (link.get_attribute("href") or "").startswith("javascript:")
+    first_paint(page, "report")
+    screenshot(page, "report")
+
+
+def test_a_command_page_shows_the_command_and_links_its_reports(
+    page: WebDriver, base_url: str
+) -> None:
+    page.get(f"{base_url}/commands/{COMMAND}")
+    assert page.find_element(By.TAG_NAME, "h1").text == "Klystron check"
+    page.find_element(By.LINK_TEXT, REPORT).click()
+    wait(page).until(expected_conditions.url_contains(f"/reports/{COMMAND}/"))
+    nothing_ran(page)
+    page.get(f"{base_url}/commands/proxy-slow-meeting-analysis-command")
+    first_paint(page, "command")
+    screenshot(page, "command")
+
+
+def test_a_conversation_link_points_at_its_line(page: WebDriver, base_url: str) -> None:
+    page.get(f"{base_url}/conversations/{CONVERSATION}?q=interlock#L2")
+    target = page.execute_script("return document.querySelector(':target').id")
+    assert target == "L2"
+    assert page.find_element(By.CSS_SELECTOR, "#L2 mark").text == "interlock"
+    first_paint(page, "conversation")
+    screenshot(page, "conversation")
+
+
+def test_an_elog_entry_shows_in_its_whole_thread_and_its_html_runs_nothing(
+    page: WebDriver, base_url: str
+) -> None:
+    page.get(f"{base_url}/elog/{HTML_ID}?q=klystron")
+    entries = page.find_elements(By.CSS_SELECTOR, "li.entry")
+    assert [e.get_attribute("id") for e in entries] == [f"e{ROOT_ID}", f"e{HTML_ID}", f"e{LAST_ID}"]
+    current = page.find_element(By.CSS_SELECTOR, "li.entry.current")
+    assert current.get_attribute("id") == f"e{HTML_ID}"
+    assert current.find_element(By.CSS_SELECTOR, ".elog-html b").text == "interlock"
+    nothing_ran(page)
+    # Hover what had onmouseover, click what had a javascript: link: nothing runs (a
+    # javascript: URL that ran would also replace the page with its value).
+    ActionChains(page).move_to_element(
+        current.find_element(By.XPATH, ".//p[contains(., 'hover here')]")
+    ).perform()
+    nothing_ran(page)
+    current.find_element(By.LINK_TEXT, "details").click()
+    nothing_ran(page)
+    assert len(page.find_elements(By.CSS_SELECTOR, "li.entry")) == 3
+    first_paint(page, "elog thread")
+    screenshot(page, "elog-thread")
+
+
+def test_a_sample_elog_thread_reads_in_order(page: WebDriver, base_url: str) -> None:
+    page.get(f"{base_url}/elog/31303")
+    ids = [e.get_attribute("id") for e in page.find_elements(By.CSS_SELECTOR, "li.entry")]
+    assert ids[0] == "e31302" and "e31303" in ids and len(ids) >= 3
+    first_paint(page, "sample elog thread")
+    screenshot(page, "elog-thread-sample")
+
+
+def test_the_status_page_shows_every_collection_and_the_daemon(
+    page: WebDriver, base_url: str
+) -> None:
+    page.get(f"{base_url}/status")
+    rows = page.find_elements(By.CSS_SELECTOR, "tbody th[scope=row]")
+    assert [r.text for r in rows] == ["reports", "commands", "conversations", "elog"]
+    assert "pid" in page.find_element(By.CSS_SELECTOR, ".health").text
+    first_paint(page, "status")
+    screenshot(page, "status")
+
+
+def test_slash_moves_the_focus_to_the_search_box(page: WebDriver, base_url: str) -> None:
+    page.get(f"{base_url}/elog/{ROOT_ID}")
+    page.find_element(By.TAG_NAME, "body").send_keys("/")
+    assert page.switch_to.active_element.get_attribute("id") == "top-q"
+    page.switch_to.active_element.send_keys("interlock", Keys.ENTER)
+    wait(page).until(expected_conditions.url_contains("q=interlock"))
+    assert hits(page)
+
+
+def test_every_page_reads_on_a_phone_without_sideways_scrolling(
+    page: WebDriver, base_url: str
+) -> None:
+    page.set_window_size(*PHONE)
+    paths = [
+        "/?q=klystron",
+        f"/reports/{COMMAND}/{REPORT}",
+        f"/conversations/{quote(CONVERSATION)}",
+        f"/elog/{HTML_ID}",
+        "/status",
+    ]
+    for path in paths:
+        page.get(f"{base_url}{path}")
+        overflow = page.execute_script(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, (path, overflow)
+    page.get(f"{base_url}/?q=klystron")
+    screenshot(page, "search-phone")
+
+
+def test_the_pages_work_without_javascript(
+    tmp_path: Path, base_url: str, browser: WebDriver
+) -> None:
+    # The same browser with script switched off for this host (Chrome DevTools).
+    browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
+    try:
+        browser.get(f"{base_url}/")
+        browser.find_element(By.ID, "q").send_keys("klystron", Keys.ENTER)
+        wait(browser).until(
+            expected_conditions.presence_of_element_located((By.ID, "results-title"))
+        )
+        assert hits(browser)
+    finally:
+        browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
