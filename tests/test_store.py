@@ -525,7 +525,7 @@ def test_a_parallel_build_whose_workers_fill_their_memory_writes_more_segments_a
     from indexer import store
     from indexer.engine.whoosh import inverting, writing
 
-    def small_workers(self, codec, parallel, cpus):  # type: ignore[no-untyped-def]
+    def small_workers(self, codec, parallel, cpus):
         assert parallel
         return inverting.TroveMpWriter(
             self.native, procs=2, limitmb=1, multisegment=True, codec=codec
@@ -562,7 +562,7 @@ def test_a_parallel_build_fails_when_a_worker_dies_and_the_index_keeps_what_it_h
         write(f"reports/c{i % 4}/r{i}.md", f"common unique{i}")
     add_document = inverting.TroveSegmentWriter.add_document
 
-    def dies_on_r77(self, **fields):  # type: ignore[no-untyped-def]
+    def dies_on_r77(self, **fields):
         if fields.get("key") == "c1/r77.md":
             os._exit(3)  # a worker process killed mid-build (forked: only the worker)
         add_document(self, **fields)
