@@ -22,12 +22,12 @@ from whoosh.fields import FieldType
 from whoosh.multiproc import MpWriter, SubWriterTask
 from whoosh.writing import IndexingError, PostingPool, SegmentWriter
 
-# One term's postings: (document number, weight, value) in document order.
-Postings = list[tuple[int, float, bytes | None]]
-# A posting's and a term's size in memory, measured with tracemalloc (Python 3.11): a
-# tuple of three, a float, a list slot and a bytes object come to ~136 bytes and the value.
-_POSTING_BYTES = 136
-_TERM_BYTES = 75
+from indexer.engine.whoosh.codec import TermPostings
+
+# A posting's and a term's size in memory (TermPostings), measured with tracemalloc
+# (Python 3.11): ~18 bytes and the value's, and ~400 bytes a term.
+_POSTING_BYTES = 18
+_TERM_BYTES = 400
 # How often a committing parent looks whether its workers are still alive.
 RESULT_POLL_S = 0.5
 
@@ -37,7 +37,7 @@ class TermPool(PostingPool):
 
     def __init__(self, tempstore: Any, segment: Any, limitmb: int = 128, **kwargs: Any) -> None:
         super().__init__(tempstore, segment, limitmb=limitmb, **kwargs)
-        self._fields: dict[str, dict[bytes, Postings]] = {}
+        self._fields: dict[str, dict[bytes, TermPostings]] = {}
         self._in_order = True
         # False: past limitmb the pool only says it is ``full`` (its writer then ends the
         # segment) rather than spilling runs to disk.
@@ -61,12 +61,19 @@ class TermPool(PostingPool):
             if postings is None:
                 if not grouped:
                     self.fieldnames.add(fieldname)
-                postings = grouped[text] = []
-                size += _TERM_BYTES + 2 * len(text)
-            elif postings[-1][0] > docnum:
+                postings = grouped[text] = TermPostings()
+                size += _TERM_BYTES + len(text)
+            elif postings.ids[-1] > docnum:
                 self._in_order = False  # a merged segment's documents, say
-            postings.append((docnum, weight, value))
-            size += _POSTING_BYTES + (len(value) if value else 0)
+            postings.ids.append(docnum)
+            postings.weights.append(weight)
+            if value:
+                postings.data += value
+                postings.lengths.append(len(value))
+                size += _POSTING_BYTES + len(value)
+            else:
+                postings.lengths.append(0)
+                size += _POSTING_BYTES
         self.currentsize += size
         if self.currentsize > self.limit:
             if self.spill:
@@ -74,7 +81,7 @@ class TermPool(PostingPool):
             else:
                 self.full = True
 
-    def groups(self) -> Iterator[tuple[str, Iterator[tuple[bytes, Postings]]]] | None:
+    def groups(self) -> Iterator[tuple[str, Iterator[tuple[bytes, TermPostings]]]] | None:
         """Each field, in order, with its terms in order and their postings; None once
         runs were spilled to disk (then only ``iter_postings`` has them all)."""
         if self.runs:
@@ -83,7 +90,7 @@ class TermPool(PostingPool):
         # the fields it starts.
         return ((name, self._terms_of(name)) for name in sorted(self._fields) if self._fields[name])
 
-    def _terms_of(self, fieldname: str) -> Iterator[tuple[bytes, Postings]]:
+    def _terms_of(self, fieldname: str) -> Iterator[tuple[bytes, TermPostings]]:
         grouped = self._fields[fieldname]
         for text in sorted(grouped):
             postings = grouped[text]
@@ -94,7 +101,7 @@ class TermPool(PostingPool):
     def _flat(self) -> Iterator[tuple[str, bytes, int, float, bytes | None]]:
         for fieldname in sorted(self._fields):  # (an empty one yields nothing)
             for text, postings in self._terms_of(fieldname):
-                for docnum, weight, value in postings:
+                for docnum, weight, value in postings.tuples():
                     yield fieldname, text, docnum, weight, value
 
     def save(self) -> None:
