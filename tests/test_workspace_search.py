@@ -626,6 +626,29 @@ def test_every_word_in_any_order_answers_when_the_query_as_written_is_nowhere(
     assert answer.corrected_query is None
 
 
+def test_a_word_inside_more_terms_than_tier_two_reads_still_finds_every_line_holding_it(
+    convs, make_settings, ctx_for, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # '54' is inside a time stamp in every file, each stamp a term of its own.
+    convs(
+        {
+            f"2025-11-{10 + i}/001-log{i}/notes.md": f"at 2025-11-{10 + i}t02:54:0{i}.91{i}z [tls] "
+            f"handshake {'retried' if i % 2 else 'ok'}\nother line\n"
+            for i in range(8)
+        }
+    )
+    ctx = ctx_for(make_settings())
+
+    def answer() -> list[tuple[str, int, str]]:
+        found = search_workspace(ctx, "retried 54 tls", max_results=20)
+        return sorted((r.conversation, r.line, r.match) for r in found.results)
+
+    narrowed = answer()
+    assert narrowed == [(f"001-log{i}", 1, "words") for i in (1, 3, 5, 7)]
+    monkeypatch.setattr(limits, "MAX_WORD_TERMS", 1)  # '54' no longer narrows: same lines
+    assert answer() == narrowed
+
+
 def test_the_query_as_written_answers_exactly_as_before(forgiving_ctx) -> None:
     answer = search_workspace(forgiving_ctx, "proxy authentication")
     assert [(r.line, r.match, r.score) for r in answer.results] == [(2, "exact", 1.0)]

@@ -120,8 +120,10 @@ def word_sets(segment: Segment, word: str) -> list[set[int]] | None:
             sets.append(docs)
         return sets
     found = lex.containing(word)
-    if len(found) > limits.MAX_EXPANSION:
-        return []
+    if len(found) > limits.MAX_WORD_TERMS or sum(
+        map(lex.doc_counts.__getitem__, found)
+    ) > limits.NARROW_POSTINGS * (segment.doc_count_all - len(segment.deleted)):
+        return []  # reading its postings would cost more than the files they leave out
     docs = segment.docs_with("content", [lex.term(k) for k in found]) if found else set()
     return [docs] if docs else None
 

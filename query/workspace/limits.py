@@ -11,6 +11,10 @@ EXCERPT_CHARS = 200
 # A query word cut off at an end of the query matches every index term containing it;
 # past this many terms the word no longer narrows the files worth reading.
 MAX_EXPANSION = 512
+# Tier 2 (every word, any order) narrows by a word only if at most this many terms hold
+# it: each term's postings cost ~0.1 ms to read, and a piece of a time stamp ('54', '910z')
+# is inside thousands of terms, each in a file or two.
+MAX_WORD_TERMS = 64
 # Nor does a word whose terms' postings outnumber the segment's documents this many times
 # (it is in most of them: reading its postings costs more than the files it leaves out).
 NARROW_POSTINGS = 2
