@@ -198,9 +198,6 @@ class _FieldWriter(W3FieldWriter):
 class _PostingsWriter(W3PostingsWriter):
     """Whoosh's minified block data, as arrays where Whoosh makes tuples of numbers."""
 
-    # Set by add_all: the block's values as one bytes object, and their lengths.
-    _block_values: tuple[bytes, array[int]] | None = None
-
     def add_all(self, postings: TermPostings, lengths: list[int] | None) -> None:
         """``add_posting`` of each posting of a term in turn (a term just started), a
         block at a time."""
@@ -217,7 +214,9 @@ class _PostingsWriter(W3PostingsWriter):
             self._maxweight = max(0, max(weights))
             block_sizes = sizes[start:stop]
             end = offset + sum(block_sizes)
-            self._block_values = (bytes(data[offset:end]), block_sizes)
+            values = PackedValues.from_lengths(bytes(data[offset:end]), block_sizes)
+            # Whoosh leaves empty values out of a block: so must these.
+            self._values = [v for v in values if v] if 0 in block_sizes else values
             offset = end
             if lengths is not None:
                 present = [n for n in lengths[start:stop] if n]
@@ -226,10 +225,6 @@ class _PostingsWriter(W3PostingsWriter):
                     self._maxlength = max(present)
             if start != last:
                 self._write_block()
-
-    def _new_block(self) -> None:
-        super()._new_block()
-        self._block_values = None
 
     def _mini_ids(self) -> Any:
         if self._byteids:
@@ -243,16 +238,11 @@ class _PostingsWriter(W3PostingsWriter):
 
     def _mini_values(self) -> Any:
         size = self._format.fixed_value_size()
-        if self._block_values is not None:
-            data, sizes = self._block_values
-            if 0 in sizes:  # Whoosh leaves out empty values: so must these
-                self._values = [v for v in PackedValues.from_lengths(data, sizes) if v]
-            elif size is None or size < 0:
-                return PackedValues.from_lengths(data, sizes)
-            elif size == 0:
-                return None
-            else:
-                return data
+        values = self._values
+        if isinstance(values, PackedValues):  # packed by add_all
+            if size is None or size < 0:
+                return values
+            return None if size == 0 else values.data
         if size is None or size < 0:
             return PackedValues.of(self._values)
         return super()._mini_values()
