@@ -21,7 +21,6 @@ from types import ModuleType
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from rich.console import Console
 from typer.testing import CliRunner, Result
 
 from indexer.config import Settings, WebSettings
@@ -757,11 +756,10 @@ def test_debug_logging_shows_endpoint_parameters_status_and_parse_steps(
 
 
 @pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+def cli() -> Iterator[ModuleType]:
     from query import cli as cli_module
 
-    # A wide console so table cells are not wrapped; logging restored after --debug runs.
-    monkeypatch.setattr(cli_module, "out", Console(highlight=False, soft_wrap=True, width=250))
+    # Piped (CliRunner): one line per result, nothing cut. Logging restored after --debug.
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     yield cli_module
@@ -786,7 +784,7 @@ def _invoke(cli_module: ModuleType, config: Path, *args: str) -> Result:
     )
 
 
-def test_cli_prints_a_table_of_results(
+def test_cli_prints_every_result_with_its_title_link_engine_and_score(
     cli: ModuleType, searxng: FakeSearxng, tmp_path: Path
 ) -> None:
     result = _invoke(cli, _config(tmp_path, searxng.url("current")), "search", "web", "whoosh")
