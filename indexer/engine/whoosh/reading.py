@@ -205,6 +205,8 @@ def _read_terms(
             lengths.append(0)
         else:
             offset, length = _EXTENT.unpack_from(data, info + _TERM_INFO.size)
+            if offset < 0 or length < 0:  # a damaged file (the index is rebuilt)
+                raise ValueError(f"{field}: a term's postings at {offset}, {length}")
             offsets.append(offset)
             lengths.append(length)
         at = info + datalen

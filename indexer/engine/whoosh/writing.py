@@ -93,6 +93,14 @@ class WhooshIndex:
                     info.doc_frequency()
                     if not isinstance(schema[name], (NUMERIC, BOOLEAN)):
                         tbytes.decode("utf-8")  # as the searches' lexicons read them
+                    if not info.is_inlined():
+                        offset, length = info.extent()
+                        if isinstance(length, tuple):  # Whoosh 2.7.4 unpacks it as a 1-tuple
+                            (length,) = length
+                        if offset < 0 or length < 0:
+                            raise ValueError(
+                                f"term {tbytes!r} of {name}: postings at {offset}, {length}"
+                            )
 
     def bookkeeping_of(self, files: Iterable[str]) -> Bookkeeping:
         records: dict[str, FileState] = {}
