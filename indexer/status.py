@@ -117,3 +117,19 @@ def read_daemon_status(settings: Settings) -> dict[str, Any] | None:
 
 def as_json(statuses: list[CollectionStatus], daemon: dict[str, Any] | None) -> dict[str, Any]:
     return {"collections": [asdict(s) for s in statuses], "daemon": daemon}
+
+
+def human_size(n: float) -> str:
+    """Bytes as people read them: "512 B", "1.5 KB", "85.7 MB"."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def local_time(ts: float | None) -> str:
+    """A time stamp as local date and time, or "never"."""
+    if not ts:
+        return "never"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))

@@ -8,7 +8,7 @@ ELOG id (get_elog_thread).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import date
 from typing import Literal
 
@@ -19,7 +19,7 @@ from query.commands import search_commands
 from query.context import QueryContext
 from query.elog import search_elog
 from query.errors import TroveError
-from query.reports import search_reports
+from query.reports import ReportHit, search_reports
 from query.workspace import search_workspace
 
 MAX_RESULTS = 50
@@ -141,8 +141,13 @@ def _within(when: str | None, low: date | None, high: date | None) -> bool:
 
 
 def _reports(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int]:
-    answer = search_reports(ctx, text, max_results=depth)
-    hits = [
+    hits = report_hits(search_reports(ctx, text, max_results=depth).results)
+    return hits, len(hits)
+
+
+def report_hits(results: Iterable[ReportHit]) -> list[Hit]:
+    """search_reports's results as hits of every collection's search."""
+    return [
         Hit(
             collection="reports",
             id=f"{r.command_name}/{r.report_name}",
@@ -153,9 +158,8 @@ def _reports(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int]:
             score=0.0,
             match=r.match,
         )
-        for r in answer.results
+        for r in results
     ]
-    return hits, len(hits)
 
 
 def _commands(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int]:

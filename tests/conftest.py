@@ -5,7 +5,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -122,3 +124,38 @@ def run_daemon() -> Iterator[Callable[[Settings], Running]]:
         running.thread.join(DAEMON_TIMEOUT)
         assert not running.thread.is_alive()
         assert not running.errors
+
+
+# ---------------------------------------------------------------- a SearXNG on 127.0.0.1
+
+SEARXNG_FIXTURE = Path(__file__).parent / "fixtures" / "searxng" / "current.json"
+
+
+class _Searxng(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if self.path.startswith("/ok/search"):
+            status, body = 200, SEARXNG_FIXTURE.read_bytes()
+        else:
+            status, body = 500, b"<h1>Internal Server Error</h1>"
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json" if status == 200 else "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def searxng() -> Iterator[str]:
+    """A fake SearXNG on 127.0.0.1: /ok/search answers the fixture, anything else a 500."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Searxng)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), name="fake-searxng")
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)

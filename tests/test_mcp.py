@@ -8,7 +8,6 @@ import shutil
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from query.mcp_server import DATE_RANGE_DESCRIPTION, TroveServer, build_server
 pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parent.parent
-SEARXNG_FIXTURE = Path(__file__).parent / "fixtures" / "searxng" / "current.json"
 SAMPLE_ELOG = REPO / "data" / "elog" / "SwissFEL"
 
 TOOLS = [
@@ -95,36 +93,6 @@ def elog_folder(tmp_path: Path) -> Path:
     folder = tmp_path / "elog"
     shutil.copytree(SAMPLE_ELOG / "2025", folder / "2025")
     return folder
-
-
-class _Searxng(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        if self.path.startswith("/ok/search"):
-            status, body = 200, SEARXNG_FIXTURE.read_bytes()
-        else:
-            status, body = 500, b"<h1>Internal Server Error</h1>"
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json" if status == 200 else "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def searxng() -> Iterator[str]:
-    """A fake SearXNG on 127.0.0.1: /ok/search answers the fixture, anything else a 500."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Searxng)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), name="fake-searxng")
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
 
 
 @pytest.fixture

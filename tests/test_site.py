@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import threading
 from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +30,6 @@ from query.context import QueryContext
 from query.mcp_server import build_server
 from query.serve import http_app
 
-SEARXNG_FIXTURE = Path(__file__).parent / "fixtures" / "searxng" / "current.json"
 TOOLS = (
     "search_reports",
     "list_command_reports",
@@ -46,36 +43,6 @@ TOOLS = (
     "search",
     "search_web",
 )
-
-
-class _Searxng(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        if self.path.startswith("/ok/search"):
-            status, body = 200, SEARXNG_FIXTURE.read_bytes()
-        else:
-            status, body = 500, b"<h1>Internal Server Error</h1>"
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json" if status == 200 else "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def searxng() -> Iterator[str]:
-    """A fake SearXNG on 127.0.0.1: /ok/search answers the fixture, anything else a 500."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Searxng)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), name="fake-searxng")
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import json
 import logging
 import os
 import sys
-import time
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -24,6 +23,7 @@ from typer.core import TyperGroup
 
 from indexer.config import ConfigError, Settings, load_settings
 from indexer.sources.registry import SOURCES
+from indexer.status import human_size, local_time
 from query.cli.failures import CONFIG_CODE, USAGE_CODE, err, fail, run
 from query.cli.output import Column, Printer, pick_shape
 from query.cli.root import HELP, RootGroup
@@ -382,8 +382,8 @@ def status(
         table.add_row(
             s.collection,
             str(s.documents) if s.built else "indexing" if s.indexing else "not built",
-            _size(s.index_bytes),
-            _when(s.last_update),
+            human_size(s.index_bytes),
+            local_time(s.last_update),
             source,
         )
     out.print(table)
@@ -672,7 +672,7 @@ def list_reports_command(
     printer().rows(
         f"{answer.command_name}: {len(answer.reports)} of {answer.total} reports",
         [Column("date"), Column("size", right=True), Column("report", fold=True)],
-        [[(r.date or "")[:10], _size(r.size), r.report_name] for r in answer.reports],
+        [[(r.date or "")[:10], human_size(r.size), r.report_name] for r in answer.reports],
     )
 
 
@@ -985,35 +985,21 @@ def _daemon_line(daemon: dict[str, Any] | None) -> str:
         return "daemon: not running (never started on this index)"
     if not daemon.get("alive"):
         if daemon.get("state") == "stopped":
-            return f"daemon: stopped (pid {daemon.get('pid')}, at {_when(daemon.get('heartbeat'))})"
+            return f"daemon: stopped (pid {daemon.get('pid')}, at {local_time(daemon.get('heartbeat'))})"
         return f"daemon: not running (last pid {daemon.get('pid')}, crashed or killed)"
-    line = f"daemon: running, pid {daemon['pid']} since {_when(daemon.get('started'))}"
+    line = f"daemon: running, pid {daemon['pid']} since {local_time(daemon.get('started'))}"
     if daemon.get("stuck"):
-        line += f"; STUCK: no heartbeat since {_when(daemon.get('heartbeat'))}"
+        line += f"; STUCK: no heartbeat since {local_time(daemon.get('heartbeat'))}"
     if daemon.get("fault"):
         line += f"; {daemon['fault']}, retrying"
     line += (
-        f"; last event {_when(daemon.get('last_event'))}, last commit "
-        f"{_when(daemon.get('last_commit'))}, pending {daemon.get('pending', 0)}, "
+        f"; last event {local_time(daemon.get('last_event'))}, last commit "
+        f"{local_time(daemon.get('last_commit'))}, pending {daemon.get('pending', 0)}, "
         f"errors {daemon.get('errors', 0)}"
     )
     if daemon.get("last_error"):
         line += f" (last: {daemon['last_error']})"
     return line
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
-
-
-def _when(ts: float | None) -> str:
-    if not ts:
-        return "never"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio.to_thread
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from indexer.status import human_size, local_time
 from indexer.store import IndexLockedError, StoreError
 from query.errors import TroveError
 from query.mcp_server import elog_filter_values
@@ -53,8 +54,8 @@ def templates() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["size"] = status_page.size
-    env.filters["when"] = status_page.when
+    env.filters["size"] = human_size
+    env.filters["when"] = local_time
     env.filters["frontmatter"] = render.frontmatter_value
     return env
 

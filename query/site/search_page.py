@@ -107,20 +107,7 @@ def run(ctx: QueryContext, form: SearchForm) -> SearchAnswer:
             raise TroveError("INVALID_QUERY", "give words to search the command's reports for")
         low, high = _span(form.since, form.until)
         found = search_reports(ctx, form.q, command_filter=form.command, max_results=form.n)
-        hits = [
-            Hit(
-                collection="reports",
-                id=f"{r.command_name}/{r.report_name}",
-                title=r.report_name,
-                date=r.date,
-                snippet=r.excerpt,
-                link=r.link,
-                score=0.0,
-                match=r.match,
-            )
-            for r in found.results
-            if _within(r.date, low, high)
-        ]
+        hits = [h for h in search_all.report_hits(found.results) if _within(h.date, low, high)]
         return SearchAnswer(
             _shown(ctx, hits, form.q),
             {"reports": len(hits)},

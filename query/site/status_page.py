@@ -63,17 +63,3 @@ def daemon_line(daemon: dict[str, Any] | None) -> str:
     if daemon.get("fault"):
         line += f"; {daemon['fault']}, retrying"
     return line
-
-
-def size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
-
-
-def when(ts: float | None) -> str:
-    if not ts:
-        return "never"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))

@@ -158,7 +158,9 @@ class WhooshIndex:
         try:
             # The postings live in this process only with the one-process writer (the
             # parallel one's workers pause their own collector).
-            with gc_paused() if isinstance(writer, TroveSegmentWriter) else contextlib.nullcontext():
+            with (
+                gc_paused() if isinstance(writer, TroveSegmentWriter) else contextlib.nullcontext()
+            ):
                 self._write(writer, plan, clear, check_cancel)
         except BaseException as exc:
             failed, writer = [writer], None  # only _failed holds it: it closes quietly there
