@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -624,12 +624,30 @@ class Syncer:
             files, docs = index.bookkeeping()
         # The state read is complete here: a key it does not hold is not in the index.
         indexed_keys = {key for keys in docs.values() for key in keys}
-        plan = self._plan(
-            listing.files, files, docs, set(files) | set(docs), summary, progress, indexed_keys
-        )
-        if writing is not None:
-            writing()
-        self._commit(index, plan, summary, clear=full and not created)
+        known = set(files) | set(docs)
+        streamed = 0
+        if (full or created) and self.parallel and len(listing.files) >= PARALLEL_THRESHOLD:
+            # A build in writer processes: they index the first files while the rest are
+            # read, instead of waiting for all of them. (A build only adds documents: its
+            # records and deletions are complete once the documents are taken.)
+            plan = Plan(indexed_files=set(files))
+            plan.add_docs = self._planning(
+                plan,
+                listing.files,
+                files,
+                docs,
+                known,
+                summary,
+                progress,
+                indexed_keys,
+                then=writing,
+            )
+            streamed = len(listing.files)
+        else:
+            plan = self._plan(listing.files, files, docs, known, summary, progress, indexed_keys)
+            if writing is not None:
+                writing()
+        self._commit(index, plan, summary, clear=full and not created, streamed=streamed)
         self._compact_locked(index.refresh())
 
     def apply(self, rels: Iterable[str]) -> Summary:
@@ -768,6 +786,29 @@ class Syncer:
         document's key is not looked up for deletion. ``force`` rewrites every document
         of the files (compaction) and counts only real changes in ``summary``."""
         plan = Plan(indexed_files=set(files))
+        plan.add_docs = list(
+            self._planning(
+                plan, on_disk, files, docs, known, summary, progress, indexed_keys, force
+            )
+        )
+        return plan
+
+    def _planning(
+        self,
+        plan: Plan,
+        on_disk: dict[str, tuple[int, int]],
+        files: dict[str, FileState],
+        docs: dict[str, dict[str, str]],
+        known: set[str],
+        summary: Summary,
+        progress: Progress | None,
+        indexed_keys: set[str] | None = None,
+        force: bool = False,
+        then: Callable[[], None] | None = None,
+    ) -> Iterator[Document]:
+        """The documents to add, file by file as they are read (see ``_plan``); the rest
+        of ``plan`` (records, deletions) is complete once they have all been taken.
+        ``then`` is called after the last file is read."""
         produced: set[str] = set()
         planned: set[str] = set()
         old_keys: dict[str, set[str]] = {rel: set(keys) for rel, keys in docs.items()}
@@ -844,7 +885,7 @@ class Syncer:
                 # A key from another file (an ELOG entry that moved) must not stay twice.
                 if indexed_keys is None or key in indexed_keys:
                     plan.delete_keys.add(key)
-                plan.add_docs.append(Document(fields, rel, dhash))
+                yield Document(fields, rel, dhash)
             plan.file_records[rel] = new_state
         for rel in known - set(on_disk):
             plan.file_records[rel] = None
@@ -854,7 +895,8 @@ class Syncer:
                 if key not in produced:
                     plan.delete_keys.add(key)
                     summary.deleted += 1
-        return plan
+        if then is not None:
+            then()
 
     def _check_cancel(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
@@ -868,16 +910,20 @@ class Syncer:
         clear: bool,
         marker: bool = True,
         always: bool = False,
+        streamed: int = 0,
     ) -> None:
         """Write the plan in one commit (``always``: even an empty one, which drops the
-        segments whose documents are all deleted) and note the update in the marker."""
-        if not (plan.delete_keys or plan.add_docs or plan.file_records or clear or always):
+        segments whose documents are all deleted) and note the update in the marker.
+        ``streamed``: the plan's documents are read as the commit takes them, from about
+        this many files."""
+        adding = len(plan.add_docs) if isinstance(plan.add_docs, Sized) else streamed
+        if not (plan.delete_keys or adding or plan.file_records or clear or always):
             return
         try:
             index.commit(
                 plan,
                 clear=clear,
-                parallel=self.parallel and len(plan.add_docs) >= PARALLEL_THRESHOLD,
+                parallel=self.parallel and adding >= PARALLEL_THRESHOLD,
                 check_cancel=self._check_cancel,
             )
         except CommitFailed as exc:

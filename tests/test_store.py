@@ -573,3 +573,34 @@ def test_a_parallel_build_fails_when_a_worker_dies_and_the_index_keeps_what_it_h
     assert set(indexed_keys(s, ReportsSource())) == {"c0/first.md"}
     monkeypatch.setattr(inverting.TroveSegmentWriter, "add_document", add_document)
     assert Syncer(s, ReportsSource()).reconcile().added == 120
+
+
+def test_a_parallel_build_stopped_while_its_files_are_read_leaves_no_worker_and_no_document(
+    make_settings, write, monkeypatch
+) -> None:
+    import multiprocessing
+    import threading
+
+    from indexer import store
+    from indexer.store import Interrupted
+
+    monkeypatch.setattr(store, "PARALLEL_THRESHOLD", 50)
+    s = make_settings()
+    for i in range(700):
+        write(f"reports/c{i % 4}/r{i}.md", f"common unique{i}")
+    syncer = Syncer(s, ReportsSource())
+    syncer.cancel = threading.Event()
+    read: list[int] = []
+
+    def stop_after_the_first_files(done: int, total: int) -> None:
+        read.append(done)
+        if done >= 200:  # the writers have started on the first files by now
+            syncer.cancel.set()
+
+    with pytest.raises(Interrupted):
+        syncer.reconcile(progress=stop_after_the_first_files)
+    assert read[-1] < 700  # stopped while reading, not after
+    assert not multiprocessing.active_children()
+    assert indexed_keys(s, ReportsSource()) == {}
+    syncer.cancel = None
+    assert Syncer(s, ReportsSource()).reconcile().added == 700

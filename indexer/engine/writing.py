@@ -116,7 +116,8 @@ class Plan:
     """What one commit changes."""
 
     delete_keys: set[str] = field(default_factory=set)
-    add_docs: list[Document] = field(default_factory=list)
+    # A list, or documents read as the commit takes them (a build's).
+    add_docs: Iterable[Document] = field(default_factory=list)
     # New file records (None: the file is gone), and the files that have one now.
     file_records: dict[str, FileState | None] = field(default_factory=dict)
     indexed_files: set[str] = field(default_factory=set)
