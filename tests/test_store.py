@@ -589,13 +589,13 @@ def test_a_parallel_build_stopped_while_its_files_are_read_leaves_no_worker_and_
     for i in range(700):
         write(f"reports/c{i % 4}/r{i}.md", f"common unique{i}")
     syncer = Syncer(s, ReportsSource())
-    syncer.cancel = threading.Event()
+    stop = syncer.cancel = threading.Event()
     read: list[int] = []
 
     def stop_after_the_first_files(done: int, total: int) -> None:
         read.append(done)
         if done >= 200:  # the writers have started on the first files by now
-            syncer.cancel.set()
+            stop.set()
 
     with pytest.raises(Interrupted):
         syncer.reconcile(progress=stop_after_the_first_files)
