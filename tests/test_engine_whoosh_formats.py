@@ -71,3 +71,17 @@ def test_next_tokens_postings_hold_the_frequency_and_every_token_that_follows(se
         # Any other analyzer takes Whoosh's road through its tokens, to the same values.
         other = RegexTokenizer(reports.TOKEN_PATTERN)
         assert sorted(fmt.word_values(text.lower(), other)) == sorted(values), text
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_reports_tokens_are_the_token_patterns_matches_whatever_the_text(seed: int) -> None:
+    rng = random.Random(seed)
+    # ASCII, punctuation, every kind of space (Unicode ones too), accents and combining
+    # marks, CJK, hangul, digits of other scripts, emoji.
+    alphabet = (
+        "aZ09_-.,;:!?()[]{}\"' \t\n\r\x0b\x0c\x1c\x85\u00a0\u1680\u2003\u2028\u3000\u200b"
+        "\u00e9\u00df\u0130\u212a\u0301\u0660\u00b2\u2160\u4e2d\u6587\u3042\uac00\U0001f600"
+    )
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        assert reports.tokens(text) == re.findall(reports.TOKEN_PATTERN, text.lower()), text

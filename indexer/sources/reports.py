@@ -43,8 +43,19 @@ def date_from_name(name: str) -> date | None:
 
 
 def tokens(text: str) -> list[str]:
-    """The tokens of the lower-cased text (see TOKEN_PATTERN)."""
-    return _TOKEN.findall(text.lower())
+    """The tokens of the lower-cased text (see TOKEN_PATTERN): ``_TOKEN.findall`` of it.
+
+    No token holds whitespace, so the text is cut at whitespace first, and a piece of
+    ASCII letters and digits (most of them) is a token as it is; only the other pieces
+    go through the pattern, whose class test costs ~70 ns a character."""
+    found: list[str] = []
+    take, search = found.append, _TOKEN.findall
+    for piece in text.lower().split():
+        if piece.isascii() and piece.isalnum():
+            take(piece)
+        else:
+            found.extend(search(piece))
+    return found
 
 
 class ReportsSource:
