@@ -624,29 +624,22 @@ class Syncer:
             files, docs = index.bookkeeping()
         # The state read is complete here: a key it does not hold is not in the index.
         indexed_keys = {key for keys in docs.values() for key in keys}
-        known = set(files) | set(docs)
-        streamed = 0
-        if (full or created) and self.parallel and len(listing.files) >= PARALLEL_THRESHOLD:
-            # A build in writer processes: they index the first files while the rest are
-            # read, instead of waiting for all of them. (A build only adds documents: its
-            # records and deletions are complete once the documents are taken.)
-            plan = Plan(indexed_files=set(files))
-            plan.add_docs = self._planning(
-                plan,
-                listing.files,
-                files,
-                docs,
-                known,
-                summary,
-                progress,
-                indexed_keys,
-                then=writing,
-            )
-            streamed = len(listing.files)
-        else:
-            plan = self._plan(listing.files, files, docs, known, summary, progress, indexed_keys)
-            if writing is not None:
-                writing()
+        # A build in writer processes streams: they index the first files while the rest
+        # are read. (A build only adds documents: its records and deletions are complete
+        # once the documents are taken.)
+        stream = (full or created) and self.parallel and len(listing.files) >= PARALLEL_THRESHOLD
+        plan = self._plan(
+            listing.files,
+            files,
+            docs,
+            set(files) | set(docs),
+            summary,
+            progress,
+            indexed_keys,
+            stream=stream,
+            then=writing,
+        )
+        streamed = len(listing.files) if stream else 0
         self._commit(index, plan, summary, clear=full and not created, streamed=streamed)
         self._compact_locked(index.refresh())
 
@@ -780,17 +773,20 @@ class Syncer:
         progress: Progress | None,
         indexed_keys: set[str] | None = None,
         force: bool = False,
+        stream: bool = False,
+        then: Callable[[], None] | None = None,
     ) -> Plan:
         """What to write. ``files`` and ``docs`` are what the index holds for the paths
         concerned; ``indexed_keys``, when known, every key the index holds, so that a new
         document's key is not looked up for deletion. ``force`` rewrites every document
-        of the files (compaction) and counts only real changes in ``summary``."""
+        of the files (compaction) and counts only real changes in ``summary``. With
+        ``stream``, the files are read as the commit takes the documents, and the rest of
+        the plan is complete only then. ``then`` is called once every file is read."""
         plan = Plan(indexed_files=set(files))
-        plan.add_docs = list(
-            self._planning(
-                plan, on_disk, files, docs, known, summary, progress, indexed_keys, force
-            )
+        documents = self._planning(
+            plan, on_disk, files, docs, known, summary, progress, indexed_keys, force, then
         )
+        plan.add_docs = documents if stream else list(documents)
         return plan
 
     def _planning(
@@ -806,9 +802,8 @@ class Syncer:
         force: bool = False,
         then: Callable[[], None] | None = None,
     ) -> Iterator[Document]:
-        """The documents to add, file by file as they are read (see ``_plan``); the rest
-        of ``plan`` (records, deletions) is complete once they have all been taken.
-        ``then`` is called after the last file is read."""
+        """The documents to add, file by file as they are read (see ``_plan``), filling
+        in the rest of ``plan`` (records, deletions) as it goes."""
         produced: set[str] = set()
         planned: set[str] = set()
         old_keys: dict[str, set[str]] = {rel: set(keys) for rel, keys in docs.items()}

@@ -4,7 +4,7 @@ all its words, or some of its words and their stems."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from indexer.engine.base import Segment
@@ -65,13 +65,19 @@ def _expand(segment: Segment, word: Word, plan: Plan = "cost") -> list[str] | No
         found = lex.ending_with(word.text)
     else:
         found = lex.containing(word.text)
-    if plan == "cost" and (
-        len(found) > limits.MAX_EXPANSION
-        or sum(map(lex.doc_counts.__getitem__, found))
-        > limits.NARROW_POSTINGS * (segment.doc_count_all - len(segment.deleted))
-    ):
+    if plan == "cost" and _too_costly(segment, found, limits.MAX_EXPANSION):
         return None
     return [lex.term(k) for k in found]
+
+
+def _too_costly(segment: Segment, found: Sequence[int], max_terms: int) -> bool:
+    """Whether reading the postings of these terms (lexicon numbers) costs more than the
+    files they would leave out: more than ``max_terms`` terms, or postings outnumbering
+    the segment's live documents NARROW_POSTINGS times."""
+    lex = segment.lexicon("content")
+    return len(found) > max_terms or sum(
+        map(lex.doc_counts.__getitem__, found)
+    ) > limits.NARROW_POSTINGS * (segment.doc_count_all - len(segment.deleted))
 
 
 def candidate_docs(
@@ -120,10 +126,8 @@ def word_sets(segment: Segment, word: str) -> list[set[int]] | None:
             sets.append(docs)
         return sets
     found = lex.containing(word)
-    if len(found) > limits.MAX_WORD_TERMS or sum(
-        map(lex.doc_counts.__getitem__, found)
-    ) > limits.NARROW_POSTINGS * (segment.doc_count_all - len(segment.deleted)):
-        return []  # reading its postings would cost more than the files they leave out
+    if _too_costly(segment, found, limits.MAX_WORD_TERMS):
+        return []
     docs = segment.docs_with("content", [lex.term(k) for k in found]) if found else set()
     return [docs] if docs else None
 

@@ -173,6 +173,13 @@ _TERM_INFO = W3TermInfo._struct  # a term info's header: flags, weight, doc freq
 _EXTENT = struct.Struct("!qi")  # after it, where the postings are and their length
 
 
+def check_extent(field: str, offset: int, length: int) -> None:
+    """Raises if a term's postings would lie before the file's start: a damaged terms
+    file (whoever meets it rebuilds the index)."""
+    if offset < 0 or length < 0:
+        raise ValueError(f"{field}: a term's postings at {offset}, {length}")
+
+
 def _read_terms(
     terms_reader: Any, field: str
 ) -> tuple[list[str], array[int], array[int], array[int]] | None:
@@ -205,8 +212,7 @@ def _read_terms(
             lengths.append(0)
         else:
             offset, length = _EXTENT.unpack_from(data, info + _TERM_INFO.size)
-            if offset < 0 or length < 0:  # a damaged file (the index is rebuilt)
-                raise ValueError(f"{field}: a term's postings at {offset}, {length}")
+            check_extent(field, offset, length)
             offsets.append(offset)
             lengths.append(length)
         at = info + datalen

@@ -20,7 +20,7 @@ from whoosh.reading import SegmentReader
 from indexer.engine.fields import Field
 from indexer.engine.whoosh.codec import TroveCodec
 from indexer.engine.whoosh.inverting import TroveMpWriter, TroveSegmentWriter, gc_paused
-from indexer.engine.whoosh.reading import WhooshReader
+from indexer.engine.whoosh.reading import WhooshReader, check_extent
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, KIND_DOC, KIND_FILE
 from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
 from indexer.engine.writing import (
@@ -97,10 +97,7 @@ class WhooshIndex:
                         offset, length = info.extent()
                         if isinstance(length, tuple):  # Whoosh 2.7.4 unpacks it as a 1-tuple
                             (length,) = length
-                        if offset < 0 or length < 0:
-                            raise ValueError(
-                                f"term {tbytes!r} of {name}: postings at {offset}, {length}"
-                            )
+                        check_extent(name, offset, length)  # as the lexicons read it
 
     def bookkeeping_of(self, files: Iterable[str]) -> Bookkeeping:
         records: dict[str, FileState] = {}
@@ -205,10 +202,10 @@ class WhooshIndex:
         process. The parallel writer keeps it (its workers pass ``_lk`` themselves); it
         runs in `trove reindex`, whose lock goes when the process ends."""
         if parallel:
-            # Each worker sorts its postings in memory up to limitmb (Whoosh's estimate; RSS
-            # is ~1.6x that) before spilling pickled runs to disk, and spilling costs ~40% of
-            # build time. 2 GB shared by the workers keeps 10k 4 KB reports in memory; it
-            # lives in the forked workers only and is freed when they exit.
+            # Each worker keeps its postings in memory up to limitmb (TermPool's measured
+            # size), then ends its segment and starts another (inverting.py). 2 GB shared
+            # by the workers holds ~110k 4 KB reports; it lives in the forked workers only
+            # and is freed when they exit.
             procs = min(4, cpus)
             return TroveMpWriter(
                 self.native, procs=procs, limitmb=2048 // procs, multisegment=True, codec=codec
