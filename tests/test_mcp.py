@@ -15,6 +15,7 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
+from tool_names import TOOLS
 
 from indexer.config import Settings
 from query import reports as reports_module
@@ -25,19 +26,6 @@ pytestmark = pytest.mark.anyio
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_ELOG = REPO / "data" / "elog" / "SwissFEL"
 
-TOOLS = [
-    "search_reports",
-    "list_command_reports",
-    "get_report",
-    "search_commands",
-    "get_command",
-    "list_commands",
-    "search_workspace",
-    "search_elog",
-    "get_elog_thread",
-    "search",
-    "search_web",
-]
 PROXY_COMMAND = "proxy-slow-meeting-analysis-command"
 PROXY_REPORT = "proxy-slow-meeting-analysis-command_报告_20251201_172952_v1.md"
 SPEECH_COMMAND = "analyze_zoom_speech_sdk_log"

@@ -22,6 +22,7 @@ from site_corpus import (
     write_corpus,
 )
 from starlette.testclient import TestClient
+from tool_names import TOOLS
 
 from indexer.config import Settings
 from indexer.reindex import reindex
@@ -29,20 +30,6 @@ from query import commands, elog, reports, search_all, workspace
 from query.context import QueryContext
 from query.mcp_server import build_server
 from query.serve import http_app
-
-TOOLS = (
-    "search_reports",
-    "list_command_reports",
-    "get_report",
-    "search_commands",
-    "get_command",
-    "list_commands",
-    "search_workspace",
-    "search_elog",
-    "get_elog_thread",
-    "search",
-    "search_web",
-)
 
 
 @pytest.fixture
