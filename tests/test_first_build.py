@@ -238,3 +238,21 @@ def test_a_failed_first_build_leaves_no_build_file(make_settings, write) -> None
         syncer.reconcile(progress=fail)
     assert not (settings.index_dir / "reports" / BUILD_FILE).exists()
     assert builds(settings) == {}
+
+
+@pytest.mark.parametrize(
+    "content", ["{not json", "[]", '{"pid": "me", "since": 0}', "", "\x00\xff"]
+)
+def test_a_build_file_that_cannot_be_read_says_nothing(make_settings, write, content: str) -> None:
+    _write_reports(write)
+    settings = make_settings()
+    Syncer(settings, ReportsSource()).reconcile()
+    path = settings.index_dir / "reports"
+    (path / BUILD_FILE).write_text(content, encoding="utf-8", errors="surrogateescape")
+    assert read_build(path) is None
+    assert collection_status(settings, "reports").indexing == ""
+    ctx = QueryContext.from_settings(settings)
+    try:
+        assert len(search_reports(ctx, "gateway").results) == REPORTS
+    finally:
+        ctx.close()
