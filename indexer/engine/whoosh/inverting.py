@@ -30,6 +30,8 @@ _POSTING_BYTES = 18
 _TERM_BYTES = 400
 # How often a committing parent looks whether its workers are still alive.
 RESULT_POLL_S = 0.5
+# How long a cancelled writer waits for each stopped worker to end.
+WORKER_STOP_S = 10.0
 
 
 class TermPool(PostingPool):
@@ -271,6 +273,26 @@ class TroveMpWriter(MpWriter):
         self.tasks.append(task)
         task.start()
         return task
+
+    def cancel(self) -> None:
+        """Stop the workers and wait for them, then Whoosh's cancel (which removes the
+        job files). MpWriter.cancel only sets a flag in the parent's copy of each worker,
+        which the worker never sees: it went on until its next job file was gone. Job
+        names the stopped workers will never read are dropped, or this process could not
+        exit (its queue would wait to hand them over)."""
+        try:
+            for task in self.tasks:
+                if task.is_alive():
+                    # SIGKILL: a worker forked from the daemon has its SIGTERM handler, and
+                    # it holds nothing worth saving (its partial files are removed).
+                    task.kill()
+            for task in self.tasks:
+                task.join(WORKER_STOP_S)
+            for waiting in (self.jobqueue, self.resultqueue):
+                waiting.cancel_join_thread()
+                waiting.close()
+        finally:
+            SegmentWriter.cancel(self)
 
     def _commit(self, mergetype: Any, optimize: Any, merge: Any) -> None:
         """MpWriter._commit (Whoosh 2.7.4) for multisegment: each worker's result
