@@ -21,6 +21,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
+from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
 
 
@@ -79,6 +80,11 @@ class Segment(Protocol):
 
     def int_column(self, name: str) -> Sequence[int]:
         """A column of integers, one per document (made once per segment)."""
+        ...
+
+    def fragment_tops(self) -> FragmentTops | None:
+        """The documents that hold each short fragment most, if the segment keeps them
+        (indexer/engine/fragments.py); None if it does not, or cannot read them."""
         ...
 
     def stored(self, doc: int) -> Mapping[str, Any]:

@@ -67,9 +67,14 @@ class Boolean:
 
 @dataclass(frozen=True)
 class BytesColumn:
-    """A byte string per document, read by document number; not searched."""
+    """A byte string per document, read by document number; not searched.
+
+    With ``tops_by`` (a number field, then a bytes column), each segment also keeps the
+    documents whose value holds each one- or two-character fragment most
+    (indexer/engine/fragments.py), tied ones ranked by those two fields."""
 
     name: str
+    tops_by: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,8 @@ class ReportsSource:
     # 4: tokens with what follows each (NextTokens) in place of positions; keys in a column.
     # 5: days as date ordinals, 0 undated (-1 was undated and 1969-12-31 both); postings
     #    blocks of few objects (indexer/engine/whoosh/codec.py).
-    schema_version: ClassVar[int] = 5
+    # 6: per segment, the reports that hold each one- or two-character fragment most.
+    schema_version: ClassVar[int] = 6
     scored: ClassVar[bool] = False  # ranked by occurrences, then date
 
     def fields(self) -> tuple[Field, ...]:
@@ -78,8 +79,9 @@ class ReportsSource:
             # Tokens (with the tokens that follow each): finds any query, and counts one
             # inside a token.
             Text("content", tokens, postings="next_tokens"),
-            # The lower-cased text, UTF-8: counts any query in the reports found.
-            BytesColumn("text"),
+            # The lower-cased text, UTF-8: counts any query in the reports found; and
+            # per segment, the reports that hold each short fragment most.
+            BytesColumn("text", tops_by=("day", "sort_key")),
             # The key (command/report_name), UTF-8: orders reports tied on count and
             # date, and names the best, without reading stored fields.
             BytesColumn("sort_key"),

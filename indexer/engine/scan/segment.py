@@ -100,6 +100,9 @@ class MemorySegment:
     def int_column(self, name: str) -> Sequence[int]:
         return [doc.columns.get(name, 0) for doc in self._docs]
 
+    def fragment_tops(self) -> None:
+        return None  # counted in the texts: what the tops are checked against
+
     def stored(self, doc: int) -> Mapping[str, Any]:
         return self._docs[doc].stored
 

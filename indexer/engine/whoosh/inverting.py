@@ -12,6 +12,7 @@ the same, byte for byte (tests/test_engine_whoosh_codec.py).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import queue
 from collections.abc import Iterable, Iterator
@@ -22,6 +23,7 @@ from whoosh.fields import FieldType
 from whoosh.multiproc import MpWriter, SubWriterTask
 from whoosh.writing import IndexingError, PostingPool, SegmentWriter
 
+from indexer.engine.fragments import FragmentCounter
 from indexer.engine.whoosh.codec import TermPostings
 
 # A posting's and a term's size in memory (TermPostings), measured with tracemalloc
@@ -120,12 +122,59 @@ class TermPool(PostingPool):
         return PostingPool.items(self, maxfiles)
 
 
+TOPS_PREFIX = "trove-tops-"  # + a segment's id + ".bin": its fragment tops
+
+
+def tops_file_name(segment_id: str) -> str:
+    return f"{TOPS_PREFIX}{segment_id}.bin"
+
+
+def clean_tops(storage: Any, segments: Iterable[Any]) -> None:
+    """Removes the fragment tops of segments that are no longer in the index (Whoosh's
+    clean_files leaves files it does not name)."""
+    live = {tops_file_name(s.segment_id()) for s in segments}
+    for name in list(storage):
+        if name.startswith(TOPS_PREFIX) and name not in live:
+            with contextlib.suppress(OSError):
+                storage.delete_file(name)
+
+
+class _Tops:
+    """What a segment writer counts for its column with fragment tops (fields.py)."""
+
+    def __init__(self, column: str, rank: str, key: str) -> None:
+        self.column, self.rank, self.key = column, rank, key
+        self.counter = FragmentCounter()
+
+    @classmethod
+    def of(cls, schema: Any) -> _Tops | None:
+        for name, field in schema.items():
+            if (by := getattr(field, "trove_tops_by", None)) is not None:
+                return cls(name, *by)
+        return None
+
+    def add(self, docnum: int, fields: dict[str, Any]) -> None:
+        self.counter.add(
+            docnum,
+            fields.get(self.column) or b"",
+            fields.get(self.rank) or 0,
+            fields.get(self.key) or b"",
+        )
+
+
 class TroveSegmentWriter(SegmentWriter):
-    """Whoosh's SegmentWriter with a TermPool, and each field's terms added in one go."""
+    """Whoosh's SegmentWriter with a TermPool, and each field's terms added in one go;
+    and the segment's fragment tops (indexer/engine/fragments.py), if its schema has a
+    column with them, written beside it."""
 
     def __init__(self, ix: Any, limitmb: int = 128, **kwargs: Any) -> None:
         super().__init__(ix, limitmb=limitmb, **kwargs)
         self.pool = TermPool(self._tempstorage, self.newsegment, limitmb=limitmb)
+        self.tops = _Tops.of(self.schema)
+
+    def add_reader(self, reader: Any) -> None:
+        self.tops = None  # documents that are not counted: no tops for this segment
+        super().add_reader(reader)
 
     def add_document(self, **fields: Any) -> None:
         """Whoosh's add_document (2.7.4) for fields without spelling or vectors, the
@@ -136,6 +185,8 @@ class TroveSegmentWriter(SegmentWriter):
             name in schema and (schema[name].separate_spelling() or schema[name].vector)
             for name in fields
         ):
+            if self.tops is not None:
+                self.tops.add(self.docnum, fields)
             super().add_document(**fields)
             return
         self._check_state()
@@ -172,6 +223,8 @@ class TroveSegmentWriter(SegmentWriter):
             if column and customval is not None:
                 perdocwriter.add_column_value(fieldname, column, field.to_column_value(customval))
         perdocwriter.finish_doc()
+        if self.tops is not None:
+            self.tops.add(docnum, fields)
         self._added = True
         self.docnum += 1
 
@@ -187,6 +240,17 @@ class TroveSegmentWriter(SegmentWriter):
         self.fieldwriter.close()
         if pdr:
             pdr.close()
+        if self.tops is not None:
+            table = self.tops.counter.table(self.docnum)
+            out = self.storage.create_file(tops_file_name(self.newsegment.segment_id()))
+            try:
+                out.write(table)
+            finally:
+                out.close()
+
+    def _commit_toc(self, segments: list[Any]) -> None:
+        super()._commit_toc(segments)
+        clean_tops(self.storage, segments)
 
 
 def _pool_items(
@@ -324,4 +388,5 @@ class TroveMpWriter(MpWriter):
         else:
             self._close_segment()
         self._commit_toc(final)
+        clean_tops(self.storage, final)
         self._finish()

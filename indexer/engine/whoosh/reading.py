@@ -12,6 +12,7 @@ column readers, which cost several times more (see ``WhooshSegment.blocks``).
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import struct
@@ -46,7 +47,11 @@ from indexer.engine.base import (
     Scored,
     TermClause,
 )
+from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
+from indexer.engine.whoosh.inverting import tops_file_name
+
+log = logging.getLogger(__name__)
 
 
 class _SegmentMemo:
@@ -58,15 +63,17 @@ class _SegmentMemo:
         self.deleted: tuple[int, frozenset[int]] = (0, frozenset())
         # Where each document's value is in a bytes column: {column: (offsets, lengths)}.
         self.layouts: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
+        self.tops: tuple[FragmentTops | None] | None = None  # read once: (tops or None,)
         self.lock = threading.Lock()
 
 
 class WhooshSegment:
     """One segment of a Whoosh index (a leaf reader), with its memo."""
 
-    def __init__(self, reader: IndexReader, memo: _SegmentMemo) -> None:
+    def __init__(self, reader: IndexReader, memo: _SegmentMemo, folder: str) -> None:
         self.reader = reader
         self.memo = memo
+        self.folder = folder
         segment = reader.segment()
         self.id: str = segment.segment_id()
         self.doc_count_all: int = reader.doc_count_all()
@@ -103,6 +110,27 @@ class WhooshSegment:
 
     def lexicon(self, field: str) -> Lexicon:
         return self._lexicon(field)[0]
+
+    def fragment_tops(self) -> FragmentTops | None:
+        """Read once, from the file the segment's writer left beside it (inverting.py);
+        None if there is none, or it is damaged."""
+        if self.memo.tops is None:
+            path = os.path.join(self.folder, tops_file_name(self.id))
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError:
+                tops = None
+            else:
+                tops = FragmentTops.parse(data, self.doc_count_all)
+                if tops is None:
+                    log.warning(
+                        "%s: damaged; short fragments in its segment are counted in the "
+                        "texts until `trove reindex --full`",
+                        path,
+                    )
+            self.memo.tops = (tops,)
+        return self.memo.tops[0]
 
     def blocks(self, field: str, term: int, within: Sequence[int] | None = None) -> Iterator[Block]:
         """Reads Whoosh 2.7.4's postings file directly, a whole posting list at once: its
@@ -347,9 +375,10 @@ def whoosh_query(query: Ranked) -> Query:
 class WhooshSnapshot:
     """A collection's index as one searcher sees it."""
 
-    def __init__(self, searcher: Searcher, memos: dict[str, _SegmentMemo]) -> None:
+    def __init__(self, searcher: Searcher, memos: dict[str, _SegmentMemo], folder: str) -> None:
         self.searcher = searcher
         self._memos = memos
+        self._folder = folder
         self._segments: list[tuple[WhooshSegment, int]] | None = None
 
     @property
@@ -371,7 +400,7 @@ class WhooshSnapshot:
                 memo = self._memos.get(segid)
                 if memo is None:
                     memo = self._memos[segid] = _SegmentMemo()
-                found.append((WhooshSegment(reader, memo), base))
+                found.append((WhooshSegment(reader, memo, self._folder), base))
             self._segments = found
         return self._segments
 
@@ -415,7 +444,8 @@ class WhooshReader:
             if searcher is None:
                 yield None
                 return
-            snapshot = WhooshSnapshot(searcher, self._memos)
+            assert self._index is not None
+            snapshot = WhooshSnapshot(searcher, self._memos, self._index.storage.folder)
             yield snapshot
             live = {s.id for s, _ in snapshot.segments()}
             for segid in set(self._memos) - live:  # merged away

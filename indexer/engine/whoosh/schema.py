@@ -40,7 +40,10 @@ def whoosh_field(field: Field) -> FieldType:
         case Boolean():
             return BOOLEAN(stored=field.stored)
         case BytesColumn():
-            return COLUMN(TextColumn())
+            column = COLUMN(TextColumn())
+            # Kept with the schema in the table of contents: the writer reads it there.
+            column.trove_tops_by = field.tops_by
+            return column
         case Stored():
             return STORED()
     raise TypeError(f"not a field: {field!r}")

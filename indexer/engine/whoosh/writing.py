@@ -19,7 +19,12 @@ from whoosh.reading import SegmentReader
 
 from indexer.engine.fields import Field
 from indexer.engine.whoosh.codec import TroveCodec
-from indexer.engine.whoosh.inverting import TroveMpWriter, TroveSegmentWriter, gc_paused
+from indexer.engine.whoosh.inverting import (
+    TroveMpWriter,
+    TroveSegmentWriter,
+    clean_tops,
+    gc_paused,
+)
 from indexer.engine.whoosh.reading import WhooshReader, check_extent
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, KIND_DOC, KIND_FILE
 from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
@@ -231,6 +236,7 @@ class WhooshIndex:
             generation = self.native.latest_generation()
             segments = TOC.read(storage, INDEX_NAME, generation).segments
             clean_files(storage, INDEX_NAME, generation, segments)
+            clean_tops(storage, segments)
         for entry in folder.iterdir():
             if _TEMP_TOC.match(entry.name) or (entry.is_dir() and entry.name.endswith(".tmp")):
                 with contextlib.suppress(OSError):
