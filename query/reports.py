@@ -639,6 +639,10 @@ class _Segment:
             return {}
         spans = [m.span() for m in _TOKEN.finditer(lowered)]
         inside = len(spans) == 1 and spans[0] == (0, len(lowered))
+        if inside and top is not None and self.plan == "cost":
+            found = self._from_tops(lowered.encode("utf-8"), within, top)
+            if found is not None:
+                return found
         if self.plan == "texts":
             return self._count_texts(lowered.encode("utf-8"), within, top)
         if inside:
@@ -668,6 +672,25 @@ class _Segment:
             return {}  # a token no term can be: the query is in no document
         docs = None if within is None else set(within) - self.deleted
         return self._count_across(lowered, choices, docs, top, within)
+
+    def _from_tops(
+        self, needle: bytes, within: list[int] | None, top: int
+    ) -> dict[int, float] | None:
+        """{docnum: occurrences} of the ``top`` documents (of ``within``; None: all) that
+        hold ``needle`` most, from the segment's fragment tops: None where it keeps none
+        for ``needle``, or too few of them are still live and of ``within``."""
+        tops = self.segment.fragment_tops()
+        best = None if tops is None else tops.best(needle)
+        if best is None:
+            return None
+        wanted = None if within is None else set(within)
+        found: dict[int, float] = {}
+        for d, n in zip(best.docs.tolist(), best.counts.tolist(), strict=True):
+            if d not in self.deleted and (wanted is None or d in wanted):
+                found[d] = float(n)
+                if len(found) == top:
+                    return found
+        return found if best.complete else None
 
     def _live(self, within: list[int] | None) -> int:
         """How many documents a search in ``within`` (None: all) may count in."""

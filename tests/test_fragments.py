@@ -16,7 +16,8 @@ from indexer.engine import fragments
 from indexer.engine.fragments import FRAGMENTS, FragmentCounter, FragmentTops
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
-from query.context import QueryContext
+from query.context import Plan, QueryContext
+from query.reports import search_reports
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 # Letters that make up the fragments, some that do not (a doubled letter, space, 'é'
@@ -157,3 +158,41 @@ def test_each_segment_written_has_its_tops_and_a_segment_gone_takes_them(
         path.unlink()
     syncer.reconcile()  # every document deleted: the segments are dropped, and their tops
     assert check_segments(settings) == 0
+
+
+def test_a_search_answers_the_same_with_tops_missing_damaged_or_cut_short(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Few tops kept (so that deletions and a command leave too few of them): the search
+    counts in the texts where they do not suffice, and where they are unreadable."""
+    monkeypatch.setattr(fragments, "TOP", 3)
+    settings = sample(tmp_path)
+    Syncer(settings, get_source("reports")).reconcile(full=True)
+    for path in sorted((tmp_path / "reports").rglob("*.md"))[:4]:
+        path.write_text(path.read_text(encoding="utf-8") + "\nee to ip e\n", encoding="utf-8")
+    Syncer(settings, get_source("reports")).reconcile()
+    commands = sorted(p.name for p in (tmp_path / "reports").iterdir())
+
+    def answers(plan: Plan = "cost") -> list[list[tuple[str, int]]]:
+        ctx = QueryContext.from_settings(settings)
+        ctx.plan = plan
+        try:
+            return [
+                [(h.path, h.count) for h in search_reports(ctx, q, command, n).results]
+                for q in ("e", "to", "IP", "9", "ee")
+                for command in (None, commands[0])
+                for n in (1, 3, 10)
+            ]
+        finally:
+            ctx.close()
+
+    counted = answers("texts")
+    assert answers() == counted
+    for path in (settings.index_dir / "reports").glob("trove-tops-*"):
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 1
+        path.write_bytes(bytes(data))
+    assert answers() == counted
+    for path in (settings.index_dir / "reports").glob("trove-tops-*"):
+        path.unlink()
+    assert answers() == counted
