@@ -709,8 +709,11 @@ class _Segment:
             return False
         if within is not None and len(within) * _TEXT_SHARE < self.segment.doc_count_all:
             return len(within) * _TEXT_US < postings_us
-        texts = self.segment.bytes_column("text")
-        return sum(texts.sizes()) * _SCAN_NS / 1000 < postings_us
+        return self._every_text_us() < postings_us
+
+    def _every_text_us(self) -> float:
+        """About what counting in every text of the segment costs."""
+        return sum(self.segment.bytes_column("text").sizes()) * _SCAN_NS / 1000
 
     def _count_texts(
         self, needle: bytes, within: list[int] | None, top: int | None
@@ -881,7 +884,14 @@ class _Segment:
                     done = self._count_best(read, docs, needle, top, known, budget)
                     if done is not None:
                         return done
-            freqs = self._read_token(choices[i], docs, follows[i])
+            most = None
+            if step == 0 and docs is None and self.plan == "cost" and _TEXT_US:
+                # Past this many documents left, every text is counted (below): reading
+                # on is in vain once the postings searched so far say it will leave more.
+                most = int(max(self._live(None) * _SCAN_FLOOR_US, self._every_text_us()) / _TEXT_US)
+            freqs = self._read_token(choices[i], docs, follows[i], most)
+            if freqs is None:
+                return self._count_texts(needle, within, top)
             read.append(freqs)
             docs = freqs.keys() - self.deleted if docs is None else docs.intersection(freqs)
             if not docs:
@@ -898,13 +908,20 @@ class _Segment:
         return {d: float(n) for d, n in counts if n}
 
     def _read_token(
-        self, ks: list[int], docs: set[int] | None, follows: list[bytes] | None
-    ) -> dict[int, float]:
+        self,
+        ks: list[int],
+        docs: set[int] | None,
+        follows: list[bytes] | None,
+        most: int | None = None,
+    ) -> dict[int, float] | None:
         """{docnum: summed frequency} of terms ``ks``, in the blocks that may hold one of
         ``docs``; given ``follows``, only where a term is followed by one of those tokens
         (see NextTokens), and only such terms counted, until most postings turn out to
-        be followed: then all the documents of the rest (more candidates, never fewer)."""
+        be followed: then all the documents of the rest (more candidates, never fewer).
+        Given ``most``, None as soon as the postings searched (_FOLLOW_SAMPLE at least)
+        say that more documents than that would be left."""
         within = None if docs is None else sorted(docs)
+        postings = sum(map(self.lexicon().doc_counts.__getitem__, ks)) if most is not None else 0
         if follows is not None and len(follows) > 1:
             search = re.compile(b"|".join(map(re.escape, follows))).search
         acc: dict[int, float] = {}
@@ -930,6 +947,12 @@ class _Segment:
                     tests = list(map(bool, map(search, values)))
                     passed += sum(tests)
                     part.update(compress(zip(ids, weights), tests))
+                if (
+                    most is not None
+                    and tested >= _FOLLOW_SAMPLE
+                    and passed * postings > most * tested
+                ):
+                    return None
             acc = _add(acc, part)
         return acc
 
