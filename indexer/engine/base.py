@@ -107,6 +107,10 @@ class BytesColumn(Protocol):
         """The length of every document's value, by document number."""
         ...
 
+    def total(self) -> int:
+        """The length of all the values (made once per segment)."""
+        ...
+
     def joined(self, first: int, stop: int) -> bytes:
         """The values of documents ``first`` .. ``stop`` - 1, one after another (one read
         where the engine keeps them so)."""

@@ -189,5 +189,8 @@ class _Column:
     def sizes(self) -> Sequence[int]:
         return [len(v) for v in self._values]
 
+    def total(self) -> int:
+        return sum(map(len, self._values))
+
     def joined(self, first: int, stop: int) -> bytes:
         return b"".join(self._values[first:stop])

@@ -63,6 +63,7 @@ class _SegmentMemo:
         self.deleted: tuple[int, frozenset[int]] = (0, frozenset())
         # Where each document's value is in a bytes column: {column: (offsets, lengths)}.
         self.layouts: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
+        self.totals: dict[str, int] = {}  # a bytes column's values' length
         self.tops: tuple[FragmentTops | None] | None = None  # read once: (tops or None,)
         self.lock = threading.Lock()
 
@@ -311,6 +312,7 @@ class _BytesColumn:
             column = VarBytesColumn().reader(colfile, start, length, reader.doc_count_all())
             memo.layouts[name] = (column._offsets, column._lengths)
         self.offsets, self.lengths = memo.layouts[name]
+        self._memo, self._name = memo, name
         self._fd = -1
         inner = getattr(colfile, "file", None)
         if isinstance(inner, SubFile) and hasattr(inner._file, "fileno"):
@@ -324,6 +326,11 @@ class _BytesColumn:
 
     def sizes(self) -> Sequence[int]:
         return self.lengths
+
+    def total(self) -> int:
+        if (total := self._memo.totals.get(self._name)) is None:
+            total = self._memo.totals[self._name] = sum(self.lengths)
+        return total
 
     def value(self, doc: int) -> bytes:
         return self._read(self.offsets[doc], self.lengths[doc])
