@@ -151,6 +151,7 @@ def http_app(
 
     from indexer.status import STUCK_S, builds, read_daemon_status
     from query import site
+    from query.fast_calls import FastToolCalls
 
     settings = server.trove_settings
 
@@ -174,9 +175,10 @@ def http_app(
 
     server.custom_route(HEALTH_PATH, methods=["GET"])(health)
     site.add_routes(server, daemon_alive, daemon_health)
-    app = server.streamable_http_app(
+    sdk_app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, host=host, stateless_http=True, json_response=True
     )
+    app = FastToolCalls(sdk_app, server, MCP_PATH)
     return BearerAuth(app, token) if token else app
 
 
