@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from test_engines_agree import settings as sample_settings
 
-from indexer.config import Settings, settings_from_dict
 from indexer.reindex import reindex
 from query.fast_calls import FastToolCalls
 from query.mcp_server import build_server
@@ -20,23 +20,6 @@ from query.serve import MCP_PATH, http_app
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-
-
-def settings(tmp_path: Path) -> Settings:
-    shutil.copytree(DATA, tmp_path / "data")
-    raw: dict[str, Any] = {
-        "sources": {
-            "reports": str(tmp_path / "data/reports"),
-            "commands": str(tmp_path / "data/commands"),
-            "conversations": str(tmp_path / "data/conversations"),
-            "elog": str(tmp_path / "data/elog/SwissFEL"),
-            "elog_config": str(tmp_path / "data/elog/elogd.cfg"),
-        },
-        "index": {"dir": str(tmp_path / "index")},
-        "elog": {"rerank": "lexical"},
-        "web": {"searxng_url": "http://127.0.0.1:9/none", "cache_ttl_s": 0},
-    }
-    return settings_from_dict(raw, base=tmp_path)
 
 
 class Counting:
@@ -57,7 +40,9 @@ def clients(
 ) -> Iterator[tuple[TestClient, TestClient, Counting]]:
     """(trove's app, the SDK's app alone, what trove's app hands to the SDK), each over
     its own server of the same index."""
-    config = settings(tmp_path_factory.mktemp("fast"))
+    tmp_path = tmp_path_factory.mktemp("fast")
+    shutil.copytree(DATA, tmp_path / "data")
+    config = sample_settings(tmp_path)  # search_web: no SearXNG at its default address
     reindex(config)
     servers = [build_server(config), build_server(config)]
     fast = http_app(servers[0], "127.0.0.1")
