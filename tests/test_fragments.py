@@ -196,3 +196,26 @@ def test_a_search_answers_the_same_with_tops_missing_damaged_or_cut_short(
     for path in (settings.index_dir / "reports").glob("trove-tops-*"):
         path.unlink()
     assert answers() == counted
+
+
+def test_a_reconcile_writes_anew_the_tops_a_segment_lost_and_leaves_the_others(
+    tmp_path: Path,
+) -> None:
+    settings = sample(tmp_path)
+    syncer = Syncer(settings, get_source("reports"))
+    syncer.reconcile(full=True)
+    [path] = (settings.index_dir / "reports").glob("trove-tops-*")
+    written = path.read_bytes()
+    stamp = path.stat().st_mtime_ns
+    syncer.reconcile()
+    assert path.stat().st_mtime_ns == stamp  # intact: left alone
+    for damage in ("flip", "cut", "delete"):
+        if damage == "flip":
+            path.write_bytes(written[:100] + bytes([written[100] ^ 1]) + written[101:])
+        elif damage == "cut":
+            path.write_bytes(written[: len(written) // 2])
+        else:
+            path.unlink()
+        syncer.reconcile()
+        assert path.read_bytes() == written, damage  # as the writer wrote it
+    assert check_segments(settings) == 1

@@ -178,6 +178,11 @@ class Index(Protocol):
         missing, cut short or unreadable (a damaged index)."""
         ...
 
+    def repair_tops(self) -> int:
+        """Write anew the fragment tops (indexer/engine/fragments.py) of each segment
+        whose tops are missing or damaged, from its columns; how many it wrote."""
+        ...
+
     def commit(
         self, plan: Plan, *, clear: bool, parallel: bool, check_cancel: Callable[[], None]
     ) -> None:

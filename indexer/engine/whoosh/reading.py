@@ -68,6 +68,11 @@ class _SegmentMemo:
         self.lock = threading.Lock()
 
 
+def segment_of(reader: IndexReader, folder: str) -> WhooshSegment:
+    """A segment of an index open for writing, read with a memo of its own."""
+    return WhooshSegment(reader, _SegmentMemo(), folder)
+
+
 class WhooshSegment:
     """One segment of a Whoosh index (a leaf reader), with its memo."""
 
@@ -127,7 +132,8 @@ class WhooshSegment:
                 if tops is None:
                     log.warning(
                         "%s: damaged; short fragments in its segment are counted in the "
-                        "texts until `trove reindex --full`",
+                        "texts until the next reconcile writes it anew (`trove reindex`, "
+                        "or the daemon's start)",
                         path,
                     )
             self.memo.tops = (tops,)

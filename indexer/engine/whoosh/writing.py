@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import shutil
@@ -18,14 +19,16 @@ from whoosh.query import Term
 from whoosh.reading import SegmentReader
 
 from indexer.engine.fields import Field
+from indexer.engine.fragments import FragmentCounter
 from indexer.engine.whoosh.codec import TroveCodec
 from indexer.engine.whoosh.inverting import (
     TroveMpWriter,
     TroveSegmentWriter,
     clean_tops,
     gc_paused,
+    tops_file_name,
 )
-from indexer.engine.whoosh.reading import WhooshReader, check_extent
+from indexer.engine.whoosh.reading import WhooshReader, check_extent, segment_of
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, KIND_DOC, KIND_FILE
 from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
 from indexer.engine.writing import (
@@ -41,6 +44,8 @@ from indexer.engine.writing import Index as EngineIndex
 
 # A commit calls check_cancel every this many documents added.
 CANCEL_EVERY = 500
+
+log = logging.getLogger(__name__)
 
 
 def _drop_dead_segments(writer: Any, segments: list[Any]) -> list[Any]:
@@ -103,6 +108,44 @@ class WhooshIndex:
                         if isinstance(length, tuple):  # Whoosh 2.7.4 unpacks it as a 1-tuple
                             (length,) = length
                         check_extent(name, offset, length)  # as the lexicons read it
+
+    def repair_tops(self) -> int:
+        """Reads each segment's tops as a search would; where they are missing or
+        damaged, counts its live documents' texts again and writes them (a whole new
+        file, renamed into place)."""
+        tops = next(
+            (
+                (name, *by)
+                for name, field in self.native.schema.items()
+                if (by := getattr(field, "trove_tops_by", None)) is not None
+            ),
+            None,
+        )
+        if tops is None:
+            return 0
+        column, rank, key = tops
+        folder = self.native.storage.folder
+        repaired = 0
+        with self.native.reader() as reader:
+            for leaf, _ in reader.leaf_readers():
+                if leaf.segment() is None:
+                    continue
+                segment = segment_of(leaf, folder)
+                if segment.fragment_tops() is not None:
+                    continue
+                texts, keys = segment.bytes_column(column), segment.bytes_column(key)
+                ranks = segment.int_column(rank)
+                counter = FragmentCounter()
+                for d in range(segment.doc_count_all):
+                    if d not in segment.deleted:
+                        counter.add(d, texts.value(d), ranks[d], keys.value(d))
+                path = Path(folder) / tops_file_name(segment.id)
+                temporary = path.with_name(path.name + ".tmp")
+                temporary.write_bytes(counter.table(segment.doc_count_all))
+                os.replace(temporary, path)
+                log.warning("%s: written anew (it was missing or damaged)", path)
+                repaired += 1
+        return repaired
 
     def bookkeeping_of(self, files: Iterable[str]) -> Bookkeeping:
         records: dict[str, FileState] = {}
