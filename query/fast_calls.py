@@ -51,6 +51,8 @@ class FastToolCalls:
         self.app = app
         self.server = server
         self.path = path
+        # The SDK's guard, with the settings its app was made with (made before this).
+        self.guard = TransportSecurityMiddleware(server.session_manager.security_settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
@@ -87,9 +89,7 @@ class FastToolCalls:
             or all(part.strip() != CONTENT_TYPE_JSON for part in content_type)
         ):
             return None
-        manager = self.server.session_manager
-        guard = TransportSecurityMiddleware(manager.security_settings)
-        if await guard.validate_request(request, is_post=True) is not None:
+        if await self.guard.validate_request(request, is_post=True) is not None:
             return None
         try:
             message = jsonrpc_message_adapter.validate_python(from_json(body), by_name=False)

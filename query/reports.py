@@ -46,6 +46,7 @@ from pydantic import BaseModel, Field
 
 from indexer.config import Settings
 from indexer.engine.base import BytesColumn, Segment, Snapshot, joined_values
+from indexer.engine.fragments import FRAGMENTS
 from indexer.engine.lexicon import Lexicon
 from indexer.engine.postings import token_hash
 from indexer.sources.base import FileData, is_hidden
@@ -679,6 +680,8 @@ class _Segment:
         """{docnum: occurrences} of the ``top`` documents (of ``within``; None: all) that
         hold ``needle`` most, from the segment's fragment tops: None where it keeps none
         for ``needle``, or too few of them are still live and of ``within``."""
+        if needle not in FRAGMENTS:  # (before the segment's tops are read in)
+            return None
         tops = self.segment.fragment_tops()
         best = None if tops is None else tops.best(needle)
         if best is None:

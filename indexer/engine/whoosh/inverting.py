@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import queue
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -129,6 +130,14 @@ def tops_file_name(segment_id: str) -> str:
     return f"{TOPS_PREFIX}{segment_id}.bin"
 
 
+def write_tops(folder: str, segment_id: str, table: bytes) -> None:
+    """Writes a segment's tops beside it: a whole new file, renamed into place."""
+    path = os.path.join(folder, tops_file_name(segment_id))
+    with open(path + ".tmp", "wb") as out:
+        out.write(table)
+    os.replace(path + ".tmp", path)
+
+
 def clean_tops(storage: Any, segments: Iterable[Any]) -> None:
     """Removes the fragment tops of segments that are no longer in the index (Whoosh's
     clean_files leaves files it does not name)."""
@@ -139,15 +148,17 @@ def clean_tops(storage: Any, segments: Iterable[Any]) -> None:
                 storage.delete_file(name)
 
 
-class _Tops:
-    """What a segment writer counts for its column with fragment tops (fields.py)."""
+class TopsCounter:
+    """Counts a segment's documents for the fragment tops of the schema's column that
+    keeps them (fields.py), by its field names."""
 
     def __init__(self, column: str, rank: str, key: str) -> None:
         self.column, self.rank, self.key = column, rank, key
         self.counter = FragmentCounter()
 
     @classmethod
-    def of(cls, schema: Any) -> _Tops | None:
+    def of(cls, schema: Any) -> TopsCounter | None:
+        """For the schema's column with fragment tops; None if it has none."""
         for name, field in schema.items():
             if (by := getattr(field, "trove_tops_by", None)) is not None:
                 return cls(name, *by)
@@ -162,7 +173,18 @@ class _Tops:
         )
 
 
-class TroveSegmentWriter(SegmentWriter):
+class _CleansTops:
+    """A writer that, as it writes the table of contents, removes the tops of the
+    segments that are no longer in it."""
+
+    storage: Any
+
+    def _commit_toc(self, segments: list[Any]) -> None:
+        super()._commit_toc(segments)  # type: ignore[misc]
+        clean_tops(self.storage, segments)
+
+
+class TroveSegmentWriter(_CleansTops, SegmentWriter):
     """Whoosh's SegmentWriter with a TermPool, and each field's terms added in one go;
     and the segment's fragment tops (indexer/engine/fragments.py), if its schema has a
     column with them, written beside it."""
@@ -170,7 +192,7 @@ class TroveSegmentWriter(SegmentWriter):
     def __init__(self, ix: Any, limitmb: int = 128, **kwargs: Any) -> None:
         super().__init__(ix, limitmb=limitmb, **kwargs)
         self.pool = TermPool(self._tempstorage, self.newsegment, limitmb=limitmb)
-        self.tops = _Tops.of(self.schema)
+        self.tops = TopsCounter.of(self.schema)
 
     def add_reader(self, reader: Any) -> None:
         self.tops = None  # documents that are not counted: no tops for this segment
@@ -242,15 +264,7 @@ class TroveSegmentWriter(SegmentWriter):
             pdr.close()
         if self.tops is not None:
             table = self.tops.counter.table(self.docnum)
-            out = self.storage.create_file(tops_file_name(self.newsegment.segment_id()))
-            try:
-                out.write(table)
-            finally:
-                out.close()
-
-    def _commit_toc(self, segments: list[Any]) -> None:
-        super()._commit_toc(segments)
-        clean_tops(self.storage, segments)
+            write_tops(self.storage.folder, self.newsegment.segment_id(), table)
 
 
 def _pool_items(
@@ -316,7 +330,7 @@ class _SubWriterTask(SubWriterTask):
         return self.writer
 
 
-class TroveMpWriter(MpWriter):
+class TroveMpWriter(_CleansTops, MpWriter):
     """Whoosh's MpWriter (``multisegment`` only) whose worker processes write with
     TroveSegmentWriter, each handing back one segment or more."""
 
@@ -388,5 +402,4 @@ class TroveMpWriter(MpWriter):
         else:
             self._close_segment()
         self._commit_toc(final)
-        clean_tops(self.storage, final)
         self._finish()

@@ -19,14 +19,14 @@ from whoosh.query import Term
 from whoosh.reading import SegmentReader
 
 from indexer.engine.fields import Field
-from indexer.engine.fragments import FragmentCounter
 from indexer.engine.whoosh.codec import TroveCodec
 from indexer.engine.whoosh.inverting import (
+    TopsCounter,
     TroveMpWriter,
     TroveSegmentWriter,
     clean_tops,
     gc_paused,
-    tops_file_name,
+    write_tops,
 )
 from indexer.engine.whoosh.reading import WhooshReader, check_extent, segment_of
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, KIND_DOC, KIND_FILE
@@ -113,17 +113,9 @@ class WhooshIndex:
         """Reads each segment's tops as a search would; where they are missing or
         damaged, counts its live documents' texts again and writes them (a whole new
         file, renamed into place)."""
-        tops = next(
-            (
-                (name, *by)
-                for name, field in self.native.schema.items()
-                if (by := getattr(field, "trove_tops_by", None)) is not None
-            ),
-            None,
-        )
-        if tops is None:
+        schema = self.native.schema
+        if TopsCounter.of(schema) is None:
             return 0
-        column, rank, key = tops
         folder = self.native.storage.folder
         repaired = 0
         with self.native.reader() as reader:
@@ -133,17 +125,15 @@ class WhooshIndex:
                 segment = segment_of(leaf, folder)
                 if segment.fragment_tops() is not None:
                     continue
-                texts, keys = segment.bytes_column(column), segment.bytes_column(key)
-                ranks = segment.int_column(rank)
-                counter = FragmentCounter()
+                tops = TopsCounter.of(schema)
+                assert tops is not None
+                texts, keys = segment.bytes_column(tops.column), segment.bytes_column(tops.key)
+                ranks = segment.int_column(tops.rank)
                 for d in range(segment.doc_count_all):
                     if d not in segment.deleted:
-                        counter.add(d, texts.value(d), ranks[d], keys.value(d))
-                path = Path(folder) / tops_file_name(segment.id)
-                temporary = path.with_name(path.name + ".tmp")
-                temporary.write_bytes(counter.table(segment.doc_count_all))
-                os.replace(temporary, path)
-                log.warning("%s: written anew (it was missing or damaged)", path)
+                        tops.counter.add(d, texts.value(d), ranks[d], keys.value(d))
+                write_tops(folder, segment.id, tops.counter.table(segment.doc_count_all))
+                log.warning("%s: fragment tops written anew (missing or damaged)", segment.id)
                 repaired += 1
         return repaired
 
