@@ -12,9 +12,7 @@ the same, byte for byte (tests/test_engine_whoosh_codec.py).
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import os
 import queue
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -24,8 +22,8 @@ from whoosh.fields import FieldType
 from whoosh.multiproc import MpWriter, SubWriterTask
 from whoosh.writing import IndexingError, PostingPool, SegmentWriter
 
-from indexer.engine.fragments import FragmentCounter
 from indexer.engine.whoosh.codec import TermPostings
+from indexer.engine.whoosh.tops import TopsCounter, clean_tops, write_tops
 
 # A posting's and a term's size in memory (TermPostings), measured with tracemalloc
 # (Python 3.11): ~18 bytes and the value's, and ~400 bytes a term.
@@ -121,56 +119,6 @@ class TermPool(PostingPool):
             return self._flat()
         self.save()
         return PostingPool.items(self, maxfiles)
-
-
-TOPS_PREFIX = "trove-tops-"  # + a segment's id + ".bin": its fragment tops
-
-
-def tops_file_name(segment_id: str) -> str:
-    return f"{TOPS_PREFIX}{segment_id}.bin"
-
-
-def write_tops(folder: str, segment_id: str, table: bytes) -> None:
-    """Writes a segment's tops beside it: a whole new file, renamed into place."""
-    path = os.path.join(folder, tops_file_name(segment_id))
-    with open(path + ".tmp", "wb") as out:
-        out.write(table)
-    os.replace(path + ".tmp", path)
-
-
-def clean_tops(storage: Any, segments: Iterable[Any]) -> None:
-    """Removes the fragment tops of segments that are no longer in the index (Whoosh's
-    clean_files leaves files it does not name)."""
-    live = {tops_file_name(s.segment_id()) for s in segments}
-    for name in list(storage):
-        if name.startswith(TOPS_PREFIX) and name not in live:
-            with contextlib.suppress(OSError):
-                storage.delete_file(name)
-
-
-class TopsCounter:
-    """Counts a segment's documents for the fragment tops of the schema's column that
-    keeps them (fields.py), by its field names."""
-
-    def __init__(self, column: str, rank: str, key: str) -> None:
-        self.column, self.rank, self.key = column, rank, key
-        self.counter = FragmentCounter()
-
-    @classmethod
-    def of(cls, schema: Any) -> TopsCounter | None:
-        """For the schema's column with fragment tops; None if it has none."""
-        for name, field in schema.items():
-            if (by := getattr(field, "trove_tops_by", None)) is not None:
-                return cls(name, *by)
-        return None
-
-    def add(self, docnum: int, fields: dict[str, Any]) -> None:
-        self.counter.add(
-            docnum,
-            fields.get(self.column) or b"",
-            fields.get(self.rank) or 0,
-            fields.get(self.key) or b"",
-        )
 
 
 class _CleansTops:

@@ -49,7 +49,7 @@ from indexer.engine.base import (
 )
 from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
-from indexer.engine.whoosh.inverting import tops_file_name
+from indexer.engine.whoosh.tops import tops_file_name
 
 log = logging.getLogger(__name__)
 

@@ -20,17 +20,11 @@ from whoosh.reading import SegmentReader
 
 from indexer.engine.fields import Field
 from indexer.engine.whoosh.codec import TroveCodec
-from indexer.engine.whoosh.inverting import (
-    TopsCounter,
-    TroveMpWriter,
-    TroveSegmentWriter,
-    clean_tops,
-    gc_paused,
-    write_tops,
-)
+from indexer.engine.whoosh.inverting import TroveMpWriter, TroveSegmentWriter, gc_paused
 from indexer.engine.whoosh.reading import WhooshReader, check_extent, segment_of
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, KIND_DOC, KIND_FILE
 from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
+from indexer.engine.whoosh.tops import TopsCounter, clean_tops, write_tops
 from indexer.engine.writing import (
     Bookkeeping,
     CommitFailed,
