@@ -80,6 +80,8 @@ class Poller:
     reported), then a daemon thread polls every ``interval_s``. A pass stats every
     folder, and files for at most ``budget * interval_s`` seconds beyond the
     ``ceil(files * interval_s / sweep_s)`` it must stat to check each within ``sweep_s``.
+    ``emit`` is called from that thread (from the caller's, for ``poll()``), which must
+    then be the only one making passes: a Poller holds no lock.
     """
 
     def __init__(
