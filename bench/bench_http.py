@@ -137,7 +137,7 @@ def start_server(config: Path) -> tuple[subprocess.Popen[str], str]:
     while time.time() < deadline:  # the daemon watches: its start-up reconcile is done
         try:
             body = httpx.get(health, timeout=5).json()
-            if (body.get("daemon") or {}).get("state") == "watching":
+            if (body.get("watcher") or {}).get("state") == "watching":
                 return proc, url
         except httpx.HTTPError:
             pass

@@ -71,6 +71,13 @@ class DaemonSettings:
     max_delay_ms: int = 1000
     # A full reconcile pass that catches anything the watcher missed.
     reconcile_interval_s: float = 600.0
+    # How a source is watched: "events" (inotify), "poll", or "auto": events, except on
+    # network and FUSE filesystems (where other machines' changes raise no event).
+    watch: str = "auto"
+    # A polled source: folders are checked every poll_interval_s, and every file once per
+    # sweep_s (edits in place that change no folder are seen by the sweep).
+    poll_interval_s: float = 2.0
+    sweep_s: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -112,7 +119,10 @@ _SECTIONS: dict[str, type] = {
 }
 
 # Values that must be one of a few words.
-_CHOICES = {("elog", "rerank"): ("auto", "semantic", "lexical")}
+_CHOICES = {
+    ("elog", "rerank"): ("auto", "semantic", "lexical"),
+    ("daemon", "watch"): ("auto", "events", "poll"),
+}
 # Numbers that must be > 0 (the rest must be >= 0).
 _POSITIVE = {
     ("index", "max_file_mb"),
@@ -120,6 +130,8 @@ _POSITIVE = {
     ("daemon", "quiet_ms"),
     ("daemon", "max_delay_ms"),
     ("daemon", "reconcile_interval_s"),
+    ("daemon", "poll_interval_s"),
+    ("daemon", "sweep_s"),
     ("commands", "search_timeout_ms"),
     ("server", "port"),
 }

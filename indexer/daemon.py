@@ -1,16 +1,24 @@
-"""`trove daemon`: reconcile, then watch every source and keep the indexes fresh.
+"""The watcher: reconcile, then watch every source and keep the indexes fresh.
 
-Events from watchdog are batched by a debouncer (a short quiet window, a bounded maximum
-delay) and each batch is applied with one commit per touched index, through the same
-``Syncer`` that ``trove reindex`` uses. Safety nets: a kernel queue overflow (which
-watchdog only logs), a dead observer or the inotify watch limit trigger a fallback and a
-full reconcile; a periodic reconcile catches anything else.
+Every process that serves queries for a while runs one (`trove daemon`, `trove serve`,
+`trove mcp`), and exactly one of them per index folder watches: it holds the folder's
+seat (indexer/seat.py); the others stand by and take over when it exits or dies. The
+watcher first catches up (a reconcile of every collection, with the watches already
+set, so no change falls between the two), then applies what changes.
+
+Each source is watched the way that works where it lives (``[daemon] watch``): inotify
+events, or polling on network and FUSE filesystems, where other machines' changes raise
+no event, and when the kernel's inotify limits are reached. Events are batched by a
+debouncer (a short quiet window, a bounded maximum delay) and each batch is applied
+with one commit per touched index, through the same ``Syncer`` that ``trove reindex``
+uses. Safety nets: a kernel queue overflow (which watchdog only logs), a dead observer
+or the inotify watch limit trigger a fallback and a full reconcile; a periodic
+reconcile catches anything else.
 """
 
 from __future__ import annotations
 
 import errno
-import fcntl
 import json
 import logging
 import os
@@ -35,11 +43,13 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer, inotify_c
 from watchdog.observers.api import BaseObserver, ObservedWatch
-from watchdog.observers.polling import PollingObserver
 from watchdog.utils import BaseThread
 from watchdog.utils.event_debouncer import EventDebouncer
 
 from indexer.config import Settings
+from indexer.mounts import filesystem_of, polling_reason
+from indexer.polling import Poller
+from indexer.seat import SEAT_POLL_S, Seat, SeatTaken, SeatUnusable, WatcherKind
 from indexer.sources.base import Source
 from indexer.sources.registry import SOURCES, get_source
 from indexer.status import STATUS_FILE
@@ -49,12 +59,10 @@ from indexer.store import (
     Summary,
     Syncer,
     WriteFault,
-    unusable_index_folder,
 )
 
 log = logging.getLogger(__name__)
 
-DAEMON_LOCK = "daemon.lock"
 HEARTBEAT_S = 2.0
 # After this many watcher failures the daemon polls instead.
 MAX_WATCHER_RESTARTS = 3
@@ -65,7 +73,7 @@ IDLE_S = 1.0
 # after this long, doubling up to the cap: they land within RETRY_MAX_S of the fault
 # clearing.
 # The status file's size: room for its fields, so that it can be rewritten in place.
-STATUS_FILE_BYTES = 4096
+STATUS_FILE_BYTES = 8192
 RETRY_FIRST_S = 0.25
 RETRY_MAX_S = 2.0
 # The kernel reports what inotify can filter on; "closed" (after a write) stands for
@@ -81,8 +89,8 @@ INOTIFY_EVENTS: list[type[FileSystemEvent]] = [
 ]
 
 
-class DaemonRunningError(StoreError):
-    """Another daemon already keeps this index folder."""
+class CannotWatch(StoreError):
+    """This process cannot keep the index folder fresh (it cannot write it)."""
 
 
 class _Batcher(EventDebouncer):
@@ -114,10 +122,16 @@ class Health:
     """What the status file says; written atomically so `trove status` never reads half."""
 
     pid: int = field(default_factory=os.getpid)
+    kind: str = "daemon"  # the command that runs it: daemon, serve or mcp
     started: float = field(default_factory=time.time)
     heartbeat: float = field(default_factory=time.time)
+    # starting, catching up (the start-up reconcile), watching, stopped
     state: str = "starting"
     observer: str = ""
+    catching_up: bool = True
+    # Per collection: how it is watched ("mode": events or poll, "why") and whether its
+    # start-up catch-up has ended ("caught_up").
+    collections: dict[str, dict[str, Any]] = field(default_factory=dict)
     last_event: float | None = None
     last_commit: float | None = None
     last_reconcile: float | None = None
@@ -133,21 +147,34 @@ class Health:
 
 
 class Daemon:
-    """The long-running indexer. ``run()`` blocks until ``stop()``."""
+    """The long-running indexer. ``run()`` blocks until ``stop()``.
 
-    def __init__(self, settings: Settings, collections: list[str] | None = None) -> None:
+    ``kind`` names the command running it (status and answers show it). ``run()`` first
+    waits for the index folder's seat (another watcher may hold it: this one stands by
+    and takes over when that one exits or dies), then catches up and watches."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        collections: list[str] | None = None,
+        kind: WatcherKind = "daemon",
+    ) -> None:
         self.settings = settings
+        self.kind: WatcherKind = kind
         self.names = collections or list(SOURCES)
         self.sources: dict[str, Source] = {n: get_source(n) for n in self.names}
         self.syncers = {n: Syncer(settings, s) for n, s in self.sources.items()}
         self._stop = threading.Event()
         for syncer in self.syncers.values():
             syncer.cancel = self._stop
-        self.health = Health()
+        self.seat = Seat(settings.index_dir)
+        self.health = Health(kind=kind)
         self._ready = threading.Event()
-        self._lock_fd: int | None = None
+        # Set once run() has returned (or raised): whatever it was doing has ended.
+        self.finished = threading.Event()
         self._previous_excepthook = threading.excepthook
         self._health_lock = threading.Lock()
+        self._status_file_lock = threading.Lock()  # one writer of the status file at a time
         self._pending_events = 0
         self._overflowed = threading.Event()
         self._watcher_crashed = threading.Event()
@@ -155,8 +182,7 @@ class Daemon:
         self._use_polling = False
         self._reconcile_requested: set[str] = set()
         self._observer: BaseObserver | None = None
-        self._polling: PollingObserver | None = None
-        self._watches: dict[str, ObservedWatch | _PollingWatch] = {}
+        self._watches: dict[str, ObservedWatch | Poller] = {}
         self._root_ids: dict[str, tuple[int, int]] = {}
         self._stale_roots: set[str] = set()
         self._handler = _Handler(self)
@@ -170,19 +196,30 @@ class Daemon:
     # ------------------------------------------------------------------ lifecycle
 
     def run(self) -> None:
-        """Reconcile, watch, and keep going until :meth:`stop` (or a signal) is called."""
-        self._acquire()
+        """Take the seat (standing by while another process holds it), catch up, watch,
+        and keep going until :meth:`stop` (or a signal) is called. Raises CannotWatch if
+        this process cannot write the index folder."""
+        try:
+            if self._take_seat():  # else stopped while standing by
+                self._watch_until_stopped()
+        finally:
+            self.finished.set()
+
+    def _watch_until_stopped(self) -> None:
         try:
             self._previous_excepthook = threading.excepthook
             threading.excepthook = self._on_thread_exception
             logging.getLogger("watchdog.observers.inotify_c").addHandler(self._log_handler)
             logging.getLogger("watchdog.observers.inotify").addHandler(self._log_handler)
-            self._write_health(state="reconciling")
-            self._reconcile(self.names, why="start-up")
+            self._write_health(state="catching up", catching_up=True)
+            with _Beating(self):
+                self._start_watching()
+                self._catch_up()
             for syncer in self.syncers.values():
                 syncer.parallel = False
-            self._start_watching()
-            self._write_health(state="watching")
+            if self._stop.is_set():
+                return
+            self._write_health(state="watching", catching_up=False)
             self._ready.set()
             self._loop()
         finally:
@@ -192,8 +229,53 @@ class Daemon:
         self._stop.set()
 
     def wait_ready(self, timeout: float) -> bool:
-        """True once the start-up reconcile is done and the watches are set."""
+        """True once the start-up catch-up is done and the watches are set."""
         return self._ready.wait(timeout)
+
+    @property
+    def watching(self) -> bool:
+        """Whether this process holds the seat (is the index folder's watcher)."""
+        return self.seat.held
+
+    def _take_seat(self) -> bool:
+        """Wait for the seat (False: stopped first). Says once who holds it meanwhile."""
+        told = False
+        while True:
+            try:
+                self.seat.take(self.kind)
+            except SeatUnusable as exc:
+                raise CannotWatch(
+                    f"cannot keep {self.settings.index_dir} fresh: {exc}; answers come from "
+                    "the index as it is"
+                ) from None
+            except SeatTaken as exc:
+                if not told:
+                    log.warning(
+                        "%s watches %s; this trove %s stands by and takes over when it stops",
+                        exc,
+                        self.settings.index_dir,
+                        self.kind,
+                    )
+                    told = True
+                if self._stop.wait(SEAT_POLL_S):
+                    return False
+                continue
+            if told:
+                log.warning("trove %s (pid %d) took over watching", self.kind, os.getpid())
+            self.health = Health(kind=self.kind)
+            return True
+
+    def _catch_up(self) -> None:
+        """The start-up reconcile of every collection, each with its watch already set
+        (a change made meanwhile is applied after it); status says which have caught up."""
+        for name in self.names:
+            if self._stop.is_set():
+                return
+            root = self.settings.source_root(name)
+            if root is not None and _folder_id(root) is not None:
+                self._watch(name, root)
+            self._reconcile([name], why="start-up")
+            self._set_collection(name, caught_up=True)
 
     def _on_thread_exception(self, args: threading.ExceptHookArgs) -> None:
         thread = args.thread
@@ -208,49 +290,25 @@ class Daemon:
             return
         self._previous_excepthook(args)
 
-    def _acquire(self) -> None:
-        index_dir = self.settings.index_dir
-        try:
-            index_dir.mkdir(parents=True, exist_ok=True)
-            fd = os.open(index_dir / DAEMON_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise unusable_index_folder(index_dir, exc) from exc
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            if exc.errno in (errno.EAGAIN, errno.EACCES):
-                raise DaemonRunningError(
-                    f"a trove daemon (pid {holder}) is already running on {index_dir}; "
-                    "stop it first, or use another [index] dir"
-                ) from None
-            raise
-        # The kernel releases the flock when a daemon dies, so a stale pid in the file
-        # (a crashed daemon) never blocks us: we just write ours over it.
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        self._lock_fd = fd
-
     def _shutdown(self) -> None:
         if self._batcher is not None:
             # The batcher applies what it already holds before it stops.
             self._batcher.stop()
             self._batcher.join(timeout=60)
-        for observer in (self._observer, self._polling):
-            if observer is not None:
-                observer.stop()
-        for observer in (self._observer, self._polling):
-            if observer is not None and observer.is_alive():
-                observer.join(timeout=10)
+        pollers = [w for w in self._watches.values() if isinstance(w, Poller)]
+        for watcher in (self._observer, *pollers):
+            if watcher is not None:
+                watcher.stop()
+        for watcher in (self._observer, *pollers):
+            if watcher is not None and watcher.is_alive():
+                watcher.join(timeout=10)
         for name in ("watchdog.observers.inotify_c", "watchdog.observers.inotify"):
             logging.getLogger(name).removeHandler(self._log_handler)
         if threading.excepthook == self._on_thread_exception:
             threading.excepthook = self._previous_excepthook
-        if self._lock_fd is not None:
+        if self.seat.held:
             self._write_health(state="stopped", pending=0)
-            os.close(self._lock_fd)
-            self._lock_fd = None
+            self.seat.release()
 
     # ------------------------------------------------------------------ the main loop
 
@@ -348,48 +406,79 @@ class Daemon:
         self._observer = Observer()
         self._observer.name = "trove-observer"
         self._observer.start()
-        self._check_roots()
 
     def _observer_kind(self) -> str:
         kinds = {
-            "polling" if isinstance(w, _PollingWatch) else "inotify" for w in self._watches.values()
+            "polling" if isinstance(w, Poller) else "inotify" for w in self._watches.values()
         }
         return "+".join(sorted(kinds)) or "none"
 
-    def _schedule(self, name: str, root: Path) -> None:
-        assert self._observer is not None
+    def _mode_for(self, root: Path) -> tuple[str, str]:
+        """How to watch a source folder, and why: (``events`` or ``poll``, reason)."""
+        chosen = self.settings.daemon.watch
         if self._use_polling:
-            self._watches[name] = self._poll(root)
-            return
-        watch: ObservedWatch | _PollingWatch
-        try:
-            watch = self._observer.schedule(
-                self._handler, str(root), recursive=True, event_filter=INOTIFY_EVENTS
-            )
-        except OSError as exc:
-            if exc.errno not in (errno.ENOSPC, errno.EMFILE):
-                raise
-            # Out of inotify watches: poll this root instead (slower, never blind).
-            self._record_error(f"{name}: {exc.strerror or exc}; falling back to polling {root}")
-            watch = self._poll(root)
-        self._watches[name] = watch
+            return "poll", f"the inotify watcher failed {self._restarts} times"
+        if chosen != "auto":
+            return chosen, f'[daemon] watch = "{chosen}"'
+        mount = filesystem_of(root)
+        reason = polling_reason(mount)
+        if reason is not None:
+            return "poll", reason
+        where = f"{mount.fstype} at {mount.mount_point}" if mount is not None else "this machine"
+        return "events", f"inotify ({where}: a local filesystem)"
 
-    def _poll(self, root: Path) -> _PollingWatch:
-        if self._polling is None:
-            self._polling = PollingObserver(timeout=1)
-            self._polling.name = "trove-polling-observer"
-            self._polling.start()
-        return _PollingWatch(self._polling.schedule(self._handler, str(root), recursive=True))
+    def _watch(self, name: str, root: Path) -> None:
+        """Watch one source folder (events or polling, per ``_mode_for``)."""
+        assert self._observer is not None
+        identity = _folder_id(root)
+        mode, why = self._mode_for(root)
+        watch: ObservedWatch | Poller
+        if mode == "poll":
+            watch = self._poll(name, root)
+        else:
+            try:
+                watch = self._observer.schedule(
+                    self._handler, str(root), recursive=True, event_filter=INOTIFY_EVENTS
+                )
+            except OSError as exc:
+                if exc.errno not in (errno.ENOSPC, errno.EMFILE):
+                    raise
+                # Out of inotify watches or instances: poll this root (slower, never blind).
+                limit = "watch" if exc.errno == errno.ENOSPC else "instance"
+                mode, why = "poll", f"the kernel's inotify {limit} limit was reached"
+                self._record_error(f"{name}: {exc.strerror or exc}; polling {root} instead")
+                watch = self._poll(name, root)
+        self._watches[name] = watch
+        if identity is not None:
+            self._root_ids[name] = identity
+        self._set_collection(name, mode=mode, why=why)
+        log.info("%s: watching %s by %s (%s)", name, root, mode, why)
+
+    def _poll(self, name: str, root: Path) -> Poller:
+        """A poller of one source folder, started (its first listing is made before it
+        returns: a reconcile after it misses nothing)."""
+        poller = Poller(
+            root,
+            self.sources[name],
+            self.note_event,
+            interval_s=self.settings.daemon.poll_interval_s,
+            sweep_s=self.settings.daemon.sweep_s,
+        )
+        poller.start()
+        return poller
 
     def _unschedule(self, name: str) -> None:
         watch = self._watches.pop(name, None)
+        self._root_ids.pop(name, None)
+        self._set_collection(name, mode=None, why="the source folder does not exist")
         if watch is None:
             return
-        observer = self._polling if isinstance(watch, _PollingWatch) else self._observer
-        inner = watch.watch if isinstance(watch, _PollingWatch) else watch
+        if isinstance(watch, Poller):
+            watch.stop()
+            return
         try:
-            if observer is not None:
-                observer.unschedule(inner)
+            if self._observer is not None:
+                self._observer.unschedule(watch)
         except (KeyError, OSError):
             pass
 
@@ -405,15 +494,17 @@ class Daemon:
             if name in self._watches and (stale or identity != self._root_ids.get(name)):
                 # Gone, or deleted and made anew: the old watch sees nothing any more.
                 self._unschedule(name)
-                self._root_ids.pop(name, None)
                 if identity is None:
                     self._reconcile([name], why="source folder went away")
             if identity is not None and name not in self._watches:
-                self._schedule(name, root)
-                self._root_ids[name] = identity
+                self._watch(name, root)
                 # Files may have arrived before the watch did.
                 self._reconcile([name], why="source folder appeared")
+
+    def _set_collection(self, name: str, **values: Any) -> None:
         with self._health_lock:
+            self.health.collections.setdefault(name, {"mode": None, "why": "", "caught_up": False})
+            self.health.collections[name].update(values)
             self.health.observer = self._observer_kind()
 
     def _watcher_failed(self) -> bool:
@@ -438,7 +529,7 @@ class Daemon:
             + " and reconciling"
         )
         old = self._observer
-        inotify_names = [n for n, w in self._watches.items() if not isinstance(w, _PollingWatch)]
+        inotify_names = [n for n, w in self._watches.items() if not isinstance(w, Poller)]
         for name in inotify_names:
             self._watches.pop(name, None)
             self._root_ids.pop(name, None)
@@ -473,10 +564,18 @@ class Daemon:
             self.health.last_event = now
             self.health.events += 1
             self._pending_events += 1
+            first = self._pending_events == 1
+        if first:  # readers in other processes see that changes are on their way
+            self._write_health()
         if self._batcher is not None:
             self._batcher.handle_event(event)
 
     def _apply_batch(self, events: list[FileSystemEvent]) -> None:
+        # Changes seen during the start-up catch-up are applied after it (the catch-up
+        # holds the writer lock meanwhile, and may already have seen them).
+        while not self._ready.wait(TICK_S):
+            if self._stop.is_set():
+                return  # the next start-up catch-up finds these changes
         touched: dict[str, set[str]] = {}
         for event in events:
             paths = [event.src_path]
@@ -602,8 +701,13 @@ class Daemon:
         """The daemon's health as the status file says it, from memory (it may not be
         writable while the disk is full)."""
         with self._health_lock:
-            data = dict(self.health.__dict__)
-            data["pending"] = self._pending_events + self._held_count()
+            self.health.pending = self._pending_events + self._held_count()
+            return self._health_dict()
+
+    def _health_dict(self) -> dict[str, Any]:
+        """The health as plain data (a copy); the caller holds ``_health_lock``."""
+        data = dict(self.health.__dict__)
+        data["collections"] = {n: dict(c) for n, c in self.health.collections.items()}
         return data
 
     def _held_count(self) -> int:
@@ -622,24 +726,25 @@ class Daemon:
                 setattr(self.health, key, value)
             self.health.heartbeat = time.time()
             self.health.pending = self._pending_events + self._held_count()
-            data = dict(self.health.__dict__)
+            data = self._health_dict()
         path = self.settings.index_dir / STATUS_FILE
         tmp = path.with_name(f".{STATUS_FILE}.{os.getpid()}.tmp")
         # Padded to a fixed size: on a full disk the file can still be rewritten in place
         # (its blocks are there), so status shows the fault.
         text = json.dumps(data, indent=1).encode("utf-8")
         text += b" " * max(0, STATUS_FILE_BYTES - len(text))
-        try:
-            tmp.write_bytes(text)
-            os.replace(tmp, path)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
+        with self._status_file_lock:
             try:
-                with path.open("r+b") as f:  # in place: needs no new block
-                    if len(text) <= os.fstat(f.fileno()).st_size:
-                        f.write(text)
-            except OSError:
-                log.debug("cannot write %s: %s", path, exc)
+                tmp.write_bytes(text)
+                os.replace(tmp, path)
+            except OSError as exc:
+                tmp.unlink(missing_ok=True)
+                try:
+                    with path.open("r+b") as f:  # in place: needs no new block
+                        if len(text) <= os.fstat(f.fileno()).st_size:
+                            f.write(text)
+                except OSError:
+                    log.debug("cannot write %s: %s", path, exc)
 
 
 @dataclass
@@ -681,11 +786,25 @@ def _folder_id(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
-class _PollingWatch:
-    """A watch held by the polling fallback observer."""
+class _Beating:
+    """Writes the status file's heartbeat every HEARTBEAT_S while a long start-up
+    catch-up runs (the main loop beats afterwards): a first build is not a stuck watcher."""
 
-    def __init__(self, watch: ObservedWatch) -> None:
-        self.watch = watch
+    def __init__(self, daemon: Daemon) -> None:
+        self._daemon = daemon
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="trove-heartbeat", daemon=True)
+
+    def __enter__(self) -> None:
+        self._thread.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        while not self._done.wait(HEARTBEAT_S):
+            self._daemon._write_health()
 
 
 class _OverflowLogHandler(logging.Handler):

@@ -33,11 +33,12 @@ import os
 import re
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process
@@ -49,8 +50,10 @@ from indexer.store import SkipFile, read_file
 from query.args import check_name, check_query, check_range
 from query.context import QueryContext
 from query.errors import TroveError
+from query.freshness import Freshness, mark_stale, of_snapshot
 from query.indexes import Derived, source_folder
 
+COLLECTION = "commands"
 MAX_RESULTS = 100
 Tier = Literal["tier1", "tier2", "tier3"]
 
@@ -150,6 +153,11 @@ class CommandMatch(BaseModel):
         description="The command's description (frontmatter, or its first paragraph)."
     )
     match_reason: str = Field(description="Why it matched: which words matched where.")
+    stale: bool = Field(
+        default=False,
+        description="The command's file changed after the index read it: get_command shows it "
+        "as it is.",
+    )
 
 
 class CommandSearchResponse(BaseModel):
@@ -158,6 +166,7 @@ class CommandSearchResponse(BaseModel):
     results: list[CommandMatch] = Field(description="Best first.")
     search_time_ms: float = Field(description="Time the search took, in milliseconds.")
     total_found: int = Field(description="How many commands matched, before max_results.")
+    freshness: Freshness = Field(description="How current the index this answer read is.")
 
 
 class CommandDetail(BaseModel):
@@ -186,12 +195,16 @@ class CommandSummary(BaseModel):
     description: str = Field(description="The command's description.")
     tags: list[str] = Field(description="Tags from the frontmatter.")
     is_dependency: bool = Field(description="Whether it is a helper of other commands.")
+    stale: bool = Field(
+        default=False, description="The command's file changed after the index read it."
+    )
 
 
 class CommandList(BaseModel):
     """The answer to list_commands."""
 
     commands: list[CommandSummary] = Field(description="By name.")
+    freshness: Freshness = Field(description="How current the index this answer read is.")
 
 
 # --------------------------------------------------------------------------- words
@@ -602,12 +615,29 @@ def _commands_root(ctx: QueryContext) -> Path:
 
 
 def _catalog(ctx: QueryContext) -> CommandCatalog:
+    with _catalogued(ctx) as (catalog, _):
+        return catalog
+
+
+@contextmanager
+def _catalogued(ctx: QueryContext) -> Iterator[tuple[CommandCatalog, Snapshot | None]]:
+    """The catalog, and the snapshot of the commands index it comes from (held open)."""
     cache: CommandsCache = _memo(ctx)
     # An index never built is built first (commands are few).
-    with ctx.indexes.snapshot("commands", build=True) as snapshot:
-        if snapshot is None:
-            return CommandCatalog([])
-        return cache.catalog(snapshot)
+    with ctx.indexes.snapshot(COLLECTION, build=True) as snapshot:
+        yield (CommandCatalog([]) if snapshot is None else cache.catalog(snapshot)), snapshot
+
+
+_Listed = TypeVar("_Listed", "CommandMatch", "CommandSummary")
+
+
+def _marked(
+    ctx: QueryContext, snapshot: Snapshot | None, root: Path, hits: Sequence[_Listed]
+) -> Freshness:
+    """The answer's freshness, and each hit's ``stale`` set."""
+    if snapshot is not None:
+        mark_stale(snapshot, root, hits, lambda h: f"{h.name}.md")
+    return of_snapshot(ctx.watcher, COLLECTION, snapshot)
 
 
 def _readable(root: Path, command: Command) -> bool:
@@ -625,7 +655,20 @@ def search_commands(ctx: QueryContext, query: str, max_results: int = 10) -> Com
     check_range(max_results, "max_results", 1, MAX_RESULTS)
     root = _commands_root(ctx)
     deadline = started + ctx.settings.commands.search_timeout_ms / 1000
-    catalog = _catalog(ctx)
+    with _catalogued(ctx) as (catalog, snapshot):
+        return _search(ctx, catalog, snapshot, root, text, max_results, started, deadline)
+
+
+def _search(
+    ctx: QueryContext,
+    catalog: CommandCatalog,
+    snapshot: Snapshot | None,
+    root: Path,
+    text: str,
+    max_results: int,
+    started: float,
+    deadline: float,
+) -> CommandSearchResponse:
     _check_deadline(deadline)
     visible = {i for i, c in enumerate(catalog.commands) if not c.is_dependency}
     keywords = query_keywords(text)
@@ -642,11 +685,9 @@ def search_commands(ctx: QueryContext, query: str, max_results: int = 10) -> Com
         cache: CommandsCache = _memo(ctx)
         # A reports index never built is no evidence: building it (a minute for 10k
         # reports) is for reindex, the watcher or search_reports, not this deadline.
-        with ctx.indexes.snapshot("reports") as snapshot:
-            if snapshot is not None:
-                found += tier3(
-                    snapshot, cache, by_name, _report_words(text), date.today(), deadline
-                )
+        with ctx.indexes.snapshot("reports") as reports:
+            if reports is not None:
+                found += tier3(reports, cache, by_name, _report_words(text), date.today(), deadline)
         _check_deadline(deadline)
 
     alive = [m for m in _merge(found) if _readable(root, m.found.command)]
@@ -661,10 +702,12 @@ def search_commands(ctx: QueryContext, query: str, max_results: int = 10) -> Com
         )
         for m in alive[:max_results]
     ]
+    fresh = _marked(ctx, snapshot, root, results)
     return CommandSearchResponse(
         results=results,
         search_time_ms=round((time.monotonic() - started) * 1000, 1),
         total_found=len(alive),
+        freshness=fresh,
     )
 
 
@@ -743,15 +786,15 @@ def _suggest(ctx: QueryContext, name: str) -> str:
 def list_commands(ctx: QueryContext, include_dependencies: bool = False) -> CommandList:
     """Every command (helpers marked is_dependency only when asked for), by name."""
     root = _commands_root(ctx)
-    return CommandList(
-        commands=[
+    with _catalogued(ctx) as (catalog, snapshot):
+        listed = [
             CommandSummary(
                 name=c.name, description=c.description, tags=c.tags, is_dependency=c.is_dependency
             )
-            for c in _catalog(ctx).commands
+            for c in catalog.commands
             if (include_dependencies or not c.is_dependency) and _readable(root, c)
         ]
-    )
+        return CommandList(commands=listed, freshness=_marked(ctx, snapshot, root, listed))
 
 
 def _memo(ctx: QueryContext) -> CommandsCache:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from indexer.config import Settings
+from query.freshness import WatcherView
 from query.indexes import Indexes
 
 # How a search counts a query: "cost" chooses per query (per segment) whichever of the
@@ -26,6 +27,11 @@ class QueryContext:
     # term list), keyed by what it was derived from; each search family uses its own key.
     memo: dict[str, Any] = field(default_factory=dict, repr=False)
     plan: Plan = "cost"
+    # The index folder's watcher as this process sees it (what answers' freshness says).
+    watcher: WatcherView = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.watcher = WatcherView(self.settings)
 
     @classmethod
     def from_settings(cls, settings: Settings, engine: str = "whoosh") -> QueryContext:

@@ -31,6 +31,7 @@ import logging
 import os
 import re
 import stat
+import time
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -58,6 +59,7 @@ from query.args import check_name, check_query, check_range
 from query.context import Plan, QueryContext
 from query.errors import ErrorCode, TroveError
 from query.forgiving import FEW_WORDS, content_weights, content_words, is_cjk
+from query.freshness import Freshness, mark_stale, of_snapshot
 from query.indexes import Derived, source_folder
 
 log = logging.getLogger(__name__)
@@ -119,6 +121,11 @@ class ReportHit(BaseModel):
         description="Occurrences of what matched: the query ('exact'), its words ('words'), "
         "the words or words of the same stem it holds ('related')"
     )
+    stale: bool = Field(
+        default=False,
+        description="The file changed after the index read it (the excerpt is from the file "
+        "as it is now; its rank and count from the index): get_report shows it as it is",
+    )
     match: Match = Field(
         description="How the report matched; the first tier that finds anything answers: "
         "'exact', the report holds the whole query (case-insensitive); 'words', no report "
@@ -146,6 +153,7 @@ class SearchReportsResult(BaseModel):
     corrected_query: str | None = Field(
         default=None, description="The query as corrected, when match is 'fuzzy'"
     )
+    freshness: Freshness = Field(description="How current the index this answer read is")
 
 
 class ReportInfo(BaseModel):
@@ -160,6 +168,9 @@ class CommandReports(BaseModel):
     command_name: str
     reports: list[ReportInfo] = Field(description="Newest first; undated reports last")
     total: int = Field(description="Reports of this command; reports holds the newest of them")
+    freshness: Freshness = Field(
+        description="The listing reads the folder itself: as_of is the time of the call"
+    )
 
 
 class Report(BaseModel):
@@ -253,8 +264,9 @@ def search_reports(
         command_dir(root, command_filter, "DIRECTORY_NOT_FOUND")
     files = _Files(ctx.settings, root)
     with ctx.indexes.snapshot(COLLECTION, build=True) as snapshot:
+        fresh = of_snapshot(ctx.watcher, COLLECTION, snapshot)
         if snapshot is None:
-            return SearchReportsResult(results=[])
+            return SearchReportsResult(results=[], freshness=fresh)
         segments = _segments(snapshot, ctx.plan)
         answer = _exact_or_words(segments, q.lower(), command_filter, max_results)
         note = suggestions = corrected = None
@@ -297,15 +309,19 @@ def search_reports(
                 )
             if answer is None:
                 note = _nothing(q, qwords, unknown, fixes, command_filter)
-                return SearchReportsResult(results=[], note=note, suggestions=suggestions or [])
+                return SearchReportsResult(
+                    results=[], note=note, suggestions=suggestions or [], freshness=fresh
+                )
         elif answer.match == "words":
             note = "no report holds the whole query; reports holding every word, in any order"
         results = _results(ctx, files, segments, answer, q.lower(), command_filter, max_results)
+        mark_stale(snapshot, root, results, lambda h: f"{h.command_name}/{h.report_name}")
     return SearchReportsResult(
         results=results,
         note=note,
         suggestions=suggestions or [],
         corrected_query=corrected if answer.match == "fuzzy" else None,
+        freshness=fresh,
     )
 
 
@@ -438,6 +454,7 @@ def list_command_reports(
     folder = command_dir(root, command, "NOT_FOUND")
     root_real = os.path.realpath(root)
     found: list[tuple[tuple[Any, ...], str, int]] = []
+    listed = time.time()
     for entry in os.scandir(folder):
         name = entry.name
         if is_hidden(name) or not name.lower().endswith(".md"):
@@ -466,7 +483,12 @@ def list_command_reports(
                 size=size,
             )
         )
-    return CommandReports(command_name=command, reports=reports, total=len(found))
+    return CommandReports(
+        command_name=command,
+        reports=reports,
+        total=len(found),
+        freshness=ctx.watcher.freshness(COLLECTION, listed),
+    )
 
 
 def get_report(ctx: QueryContext, command_name: str, report_name: str) -> Report:

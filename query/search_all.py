@@ -17,8 +17,9 @@ from pydantic import BaseModel, Field
 from query.args import check_query, check_range
 from query.commands import search_commands
 from query.context import QueryContext
-from query.elog import search_elog
+from query.elog import ElogHit, search_elog
 from query.errors import TroveError
+from query.freshness import Freshness, combined
 from query.reports import ReportHit, search_reports
 from query.workspace import search_workspace
 
@@ -43,6 +44,10 @@ class Hit(BaseModel):
     link: str | None = Field(description="URL of the document, when it has one.")
     score: float = Field(description="Reciprocal-rank score: 1 / (60 + rank in its collection).")
     match: str = Field(description="How it matched, in its collection's words (exact, words, ...).")
+    stale: bool = Field(
+        default=False,
+        description="Its file changed after the index read it: the get tool shows it as it is.",
+    )
 
 
 class SearchResponse(BaseModel):
@@ -52,6 +57,11 @@ class SearchResponse(BaseModel):
     )
     note: str | None = Field(
         default=None, description="Collections that could not be searched, and why."
+    )
+    freshness: Freshness | None = Field(
+        description="How current the indexes read are, together: the oldest of their "
+        "commits, the watcher (mode poll if it polls any of them), its pending changes, "
+        "catching_up if any is; null when no collection could be searched."
     )
 
 
@@ -83,7 +93,7 @@ def search(
     if low or high:
         names = [n for n in names if n != "commands"]
     depth = min(MAX_RESULTS, max_results * 2)
-    searches: dict[str, Callable[[], tuple[list[Hit], int]]] = {
+    searches: dict[str, Callable[[], tuple[list[Hit], int, Freshness]]] = {
         "reports": lambda: _reports(ctx, text, depth),
         "commands": lambda: _commands(ctx, text, depth),
         "conversations": lambda: _conversations(ctx, text, depth),
@@ -92,14 +102,16 @@ def search(
     fused: list[tuple[float, int, Hit]] = []
     by_collection: dict[str, int] = {}
     problems: list[str] = []
+    read: list[Freshness] = []
     for order, name in enumerate(names):
         try:
-            hits, total = searches[name]()
+            hits, total, fresh = searches[name]()
         except TroveError as exc:
             if exc.is_input_error and len(names) == 1:
                 raise
             problems.append(f"{name}: {exc.message}")
             continue
+        read.append(fresh)
         hits = [h for h in hits if _within(h.date, low, high)]
         by_collection[name] = total if not (low or high) or name == "elog" else len(hits)
         for rank, hit in enumerate(hits, 1):
@@ -110,6 +122,7 @@ def search(
         hits=[hit for _, _, hit in fused[:max_results]],
         by_collection=by_collection,
         note="; ".join(problems) or None,
+        freshness=combined(read),
     )
 
 
@@ -140,9 +153,10 @@ def _within(when: str | None, low: date | None, high: date | None) -> bool:
     return (low is None or day >= low) and (high is None or day <= high)
 
 
-def _reports(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int]:
-    hits = report_hits(search_reports(ctx, text, max_results=depth).results)
-    return hits, len(hits)
+def _reports(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int, Freshness]:
+    answer = search_reports(ctx, text, max_results=depth)
+    hits = report_hits(answer.results)
+    return hits, len(hits), answer.freshness
 
 
 def report_hits(results: Iterable[ReportHit]) -> list[Hit]:
@@ -157,12 +171,13 @@ def report_hits(results: Iterable[ReportHit]) -> list[Hit]:
             link=r.link,
             score=0.0,
             match=r.match,
+            stale=r.stale,
         )
         for r in results
     ]
 
 
-def _commands(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int]:
+def _commands(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int, Freshness]:
     answer = search_commands(ctx, text, max_results=depth)
     hits = [
         Hit(
@@ -174,13 +189,14 @@ def _commands(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int]
             link=None,
             score=0.0,
             match=c.tier,
+            stale=c.stale,
         )
         for c in answer.results
     ]
-    return hits, answer.total_found
+    return hits, answer.total_found, answer.freshness
 
 
-def _conversations(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int]:
+def _conversations(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int, Freshness]:
     answer = search_workspace(ctx, text, max_results=depth)
     hits = [
         Hit(
@@ -192,17 +208,24 @@ def _conversations(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit],
             link=None,
             score=0.0,
             match=w.match,
+            stale=w.stale,
         )
         for w in answer.results
     ]
-    return hits, answer.total_found
+    return hits, answer.total_found, answer.freshness
 
 
 def _elog(
     ctx: QueryContext, text: str, depth: int, since: str | None, until: str | None
-) -> tuple[list[Hit], int]:
+) -> tuple[list[Hit], int, Freshness]:
     answer = search_elog(ctx, text, since=since, until=until, max_results=depth)
-    hits = [
+    return elog_hits(answer.hits), answer.total, answer.freshness
+
+
+def elog_hits(found: Iterable[ElogHit], unmatched: str = "words") -> list[Hit]:
+    """search_elog's hits as hits of every collection's search, with their ELOG score
+    (``unmatched``: the match of a hit of a regex or of no query, which have none)."""
+    return [
         Hit(
             collection="elog",
             id=str(e.elog_id),
@@ -210,9 +233,9 @@ def _elog(
             date=e.date,
             snippet=e.snippet,
             link=e.link,
-            score=0.0,
-            match=e.match or "words",
+            score=e.score,
+            match=e.match or unmatched,
+            stale=e.stale,
         )
-        for e in answer.hits
+        for e in found
     ]
-    return hits, answer.total

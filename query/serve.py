@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import hmac
 import ipaddress
 import logging
@@ -20,7 +21,6 @@ import os
 import signal
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,8 @@ from indexer.config import Settings
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+    from indexer.daemon import Daemon
+    from indexer.seat import WatcherKind
     from query.mcp_server import TroveServer
 
 log = logging.getLogger(__name__)
@@ -52,43 +54,67 @@ class ServeError(Exception):
 # --------------------------------------------------------------------------- both
 
 
-def build_missing_indexes(settings: Settings) -> list[str]:
-    """Build the index of every collection that has none yet; the names built."""
-    from indexer.reindex import reindex
-    from indexer.sources.registry import SOURCES, get_source
-    from indexer.store import CollectionIndex, IndexLockedError, StoreError
+@contextlib.contextmanager
+def watching(server: TroveServer, kind: WatcherKind) -> Iterator[Daemon]:
+    """This process's watcher, in a thread, while the server serves: it takes the index
+    folder's seat when it is free (now, or when the process holding it stops or dies),
+    catches up and watches; meanwhile it stands by. A process that cannot write the
+    index folder serves the index as it is (a warning says so). Stopped on exit."""
+    from indexer.daemon import CannotWatch, Daemon
 
-    missing = []
-    for name in SOURCES:
+    daemon = Daemon(server.trove_settings, kind=kind)
+
+    def run() -> None:
         try:
-            if CollectionIndex(settings.index_dir, get_source(name)).open() is None:
-                missing.append(name)
-        except StoreError as exc:  # a folder that is not ours: the searches say so
+            daemon.run()
+        except CannotWatch as exc:
             log.warning("%s", exc)
-    if missing:
-        log.info("building the %s index(es) (first start)", ", ".join(missing))
-        try:
-            reindex(settings, missing)
-        except IndexLockedError as exc:  # a daemon is building them: searches wait for it
-            log.warning("%s", exc)
-    return missing
+        except Exception:  # the server goes on: its answers say that nobody watches
+            log.exception("the watcher stopped")
+
+    thread = threading.Thread(target=run, name="trove-watcher")
+    server.ctx.watcher.local = daemon
+    thread.start()
+    try:
+        yield daemon
+    finally:
+        daemon.stop()
+        thread.join(DAEMON_STOP_S)
+        if thread.is_alive():
+            log.error("the watcher did not stop within %g s", DAEMON_STOP_S)
 
 
 # --------------------------------------------------------------------------- stdio
 
 
-def run_stdio(settings: Settings) -> None:
-    """`trove mcp`: build what is missing, then serve MCP on stdin/stdout until EOF."""
+def run_stdio(settings: Settings) -> int:
+    """`trove mcp`: MCP on stdin/stdout until EOF, and the index kept fresh meanwhile (this
+    process watches unless another trove process does); the exit code.
+
+    SIGTERM or SIGINT (a client that stops its server, Ctrl-C) stop the watcher, which
+    ends any commit it is in, and end the process at once (0, or 130 for SIGINT): the
+    SDK reads stdin in a thread that nothing can cancel, so waiting for the server's
+    tasks to end would wait for the client's next line."""
     import anyio
 
     from query.mcp_server import build_server
 
-    build_missing_indexes(settings)
     server = build_server(settings)
     try:
-        anyio.run(server.run_stdio_async)
+        with watching(server, "mcp") as daemon:
+
+            def on_signal(signum: int, frame: Any) -> None:
+                daemon.stop()
+                stopped.wait(DAEMON_STOP_S)
+                logging.shutdown()
+                os._exit(130 if signum == signal.SIGINT else 0)
+
+            stopped = daemon.finished
+            with _handling(on_signal):
+                anyio.run(server.run_stdio_async)
     finally:
         server.close()
+    return 0
 
 
 # --------------------------------------------------------------------------- HTTP
@@ -137,44 +163,34 @@ class BearerAuth:
         return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self.token)
 
 
-def http_app(
-    server: TroveServer,
-    host: str,
-    token: str = "",
-    daemon_alive: Callable[[], bool] | None = None,
-    daemon_health: Callable[[], dict[str, Any]] | None = None,
-) -> ASGIApp:
-    """MCP over streamable HTTP at /mcp, the daemon's status at /health, and the web page
+def http_app(server: TroveServer, host: str, token: str = "") -> ASGIApp:
+    """MCP over streamable HTTP at /mcp, the watcher's health at /health, and the web page
     and JSON API (query/site/)."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
-    from indexer.status import STUCK_S, builds, read_daemon_status
+    from indexer.status import builds, health_word
     from query import site
     from query.fast_calls import FastToolCalls
 
     settings = server.trove_settings
 
     async def health(request: Request) -> JSONResponse:
-        status = read_daemon_status(settings)
-        if status is not None and daemon_health is not None:
-            # In-process: the daemon's own view, also when a full disk keeps the status
-            # file from being written.
-            status = {**status, **daemon_health()}
-            status["stuck"] = time.time() - status["heartbeat"] > STUCK_S
-        running = daemon_alive() if daemon_alive else bool(status and status.get("alive"))
-        # 503 while changes cannot land (a full disk, a read-only index folder), and
-        # while a first build runs (searches of that collection cannot answer yet).
-        ok = running and status is not None and not status.get("stuck") and not status.get("fault")
+        # The watcher's own view when this process is it (also when a full disk keeps
+        # the status file from being written), else what its status file says.
+        status = server.ctx.watcher.status()
         indexing = builds(settings)
-        word = ("indexing" if indexing else "ok") if ok else "unavailable"
-        body: dict[str, Any] = {"status": word, "mcp": MCP_PATH, "daemon": status}
+        # 200 only once a live watcher has caught up every collection; 503 while it
+        # catches up, while a first build runs, while changes cannot land (a full disk,
+        # a read-only index folder), and when no watcher runs.
+        word = health_word(status, bool(indexing))
+        body: dict[str, Any] = {"status": word, "mcp": MCP_PATH, "watcher": status}
         if indexing:
             body["indexing"] = indexing
         return JSONResponse(body, status_code=200 if word == "ok" else 503)
 
     server.custom_route(HEALTH_PATH, methods=["GET"])(health)
-    site.add_routes(server, daemon_alive, daemon_health)
+    site.add_routes(server)
     sdk_app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, host=host, stateless_http=True, json_response=True
     )
@@ -224,7 +240,6 @@ def serve(
     import anyio
     import uvicorn
 
-    from indexer.daemon import Daemon
     from query.mcp_server import build_server
 
     host = (host or settings.server.host).strip()
@@ -237,55 +252,22 @@ def serve(
             "Bearer <token>'), or bind 127.0.0.1"
         )
     sock = listen(host, port)
-    daemon = Daemon(settings)
-    failure: list[Exception] = []
-
-    def run_daemon() -> None:
-        try:
-            daemon.run()
-        except Exception as exc:  # noqa: BLE001 (reported by serve, and it stops the server)
-            failure.append(exc)
-
-    thread = threading.Thread(target=run_daemon, name="trove-daemon")
     signals: list[int] = []
     web: Any = None
 
     def on_signal(signum: int, frame: Any) -> None:
         signals.append(signum)
-        daemon.stop()  # and once it has stopped, so does the web server (below)
         if web is not None:
             if web.should_exit and signum == signal.SIGINT:
                 web.force_exit = True  # a second Ctrl-C: do not wait for open connections
             web.should_exit = True
 
-    async def main() -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(stop_when_daemon_ends)
-            try:
-                await web.serve(sockets=[sock])
-            finally:
-                daemon.stop()
-
-    async def stop_when_daemon_ends() -> None:
-        await anyio.to_thread.run_sync(thread.join)
-        web.should_exit = True
-
-    server: TroveServer | None = None
-    with _handling(on_signal):
-        thread.start()
-        try:
-            server = build_server(settings)
-            if failure:  # the daemon could not start (another one keeps this index)
-                raise failure[0]
+    server = build_server(settings)
+    try:
+        with _handling(on_signal), watching(server, "serve"):
             web = _uvicorn_server()(
                 uvicorn.Config(
-                    http_app(
-                        server,
-                        host,
-                        token,
-                        daemon_alive=thread.is_alive,
-                        daemon_health=daemon.health_snapshot,
-                    ),
+                    http_app(server, host, token),
                     log_config=None,
                     access_log=False,
                     lifespan="on",
@@ -298,18 +280,11 @@ def serve(
                 f"{' (bearer token required)' if token else ''}; "
                 f"pid {os.getpid()}, index {settings.index_dir}"
             )
-            anyio.run(main)
-        finally:
-            daemon.stop()
-            thread.join(DAEMON_STOP_S)
-            sock.close()
-            if server is not None:
-                server.close()
-    if failure:
-        raise failure[0]
-    if thread.is_alive():
-        log.error("the daemon did not stop within %g s", DAEMON_STOP_S)
-        return 1
+            if not signals:  # a signal before uvicorn started: do not start it
+                anyio.run(functools.partial(web.serve, sockets=[sock]))
+    finally:
+        sock.close()
+        server.close()
     return 130 if signals and signals[-1] == signal.SIGINT else 0
 
 

@@ -49,9 +49,9 @@ def test_reindex_prints_a_summary_and_status_counts_documents(tmp_path, write) -
         "conversations": 0,
         **({"elog": 0} if "elog" in docs else {}),
     }
-    assert data["daemon"] is None
+    assert data["watcher"] is None
     human = runner.invoke(app, ["--config", str(cfg), "status"])
-    assert "daemon: not running" in human.stdout
+    assert "watcher: none has run on this index" in human.stdout
 
 
 def test_bad_input_exits_2_with_a_message(tmp_path) -> None:

@@ -522,7 +522,15 @@ def test_cli_search_commands_prints_a_table_and_json(corpus, tmp_path: Path) -> 
     assert raw.exit_code == 0, raw.output
     data = json.loads(raw.stdout)
     assert len(data["results"]) == 1 and data["total_found"] >= 1
-    assert set(data["results"][0]) == {"name", "score", "tier", "description", "match_reason"}
+    assert set(data["results"][0]) == {
+        "name",
+        "score",
+        "tier",
+        "description",
+        "match_reason",
+        "stale",
+    }
+    assert data["results"][0]["stale"] is False and "freshness" in data
     none = runner.invoke(app, ["--config", cfg, "search", "commands", "qqqqzzzz"])
     assert none.exit_code == 0 and "no command matches" in none.stdout
 

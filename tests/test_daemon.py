@@ -17,9 +17,8 @@ import pytest
 from conftest import Running
 
 from indexer.config import settings_from_file
-from indexer.daemon import Daemon, DaemonRunningError
 from indexer.sources.registry import get_source
-from indexer.status import read_daemon_status
+from indexer.status import read_watcher_status
 from indexer.store import CollectionIndex, walk
 
 TIMEOUT = 20.0
@@ -156,7 +155,7 @@ def test_a_queue_overflow_is_noticed_and_reconciled(start_daemon, write, tmp_pat
     d.daemon._unschedule("reports")
     write("reports/lost/r1.md", "lost one")
     write("reports/lost/r2.md", "lost two")
-    d.daemon._schedule("reports", tmp_path / "reports")
+    d.daemon._watch("reports", tmp_path / "reports")
     assert len(keys(d, "reports")) == index_before
     # ...and the warning watchdog logs on a kernel queue overflow, its only signal.
     logging.getLogger("watchdog.observers.inotify_c").warning(
@@ -224,23 +223,40 @@ def test_the_status_file_shows_health(start_daemon, write, make_settings) -> Non
         lambda: (
             None
             not in map(
-                (read_daemon_status(d.daemon.settings) or {}).get, ("last_commit", "last_event")
+                (read_watcher_status(d.daemon.settings) or {}).get, ("last_commit", "last_event")
             )
         )
     )
-    status = read_daemon_status(d.daemon.settings)
+    status = read_watcher_status(d.daemon.settings)
     assert status is not None
     assert status["pid"] == os.getpid() and status["alive"] and not status["stuck"]
     assert status["state"] == "watching"
     assert status["last_event"] is not None
 
 
-def test_a_second_daemon_on_the_same_index_refuses_and_names_the_first(
-    start_daemon, make_settings
+def test_a_second_daemon_stands_by_naming_the_first_and_takes_over_when_it_stops(
+    start_daemon, write, caplog
 ) -> None:
     d = start_daemon()
-    with pytest.raises(DaemonRunningError, match=f"pid {os.getpid()}"):
-        Daemon(d.daemon.settings).run()
+    second = Running(d.daemon.settings)
+    second.thread.start()
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while "stands by" not in caplog.text:
+            assert time.monotonic() < deadline, "the second daemon never said it stands by"
+            time.sleep(0.01)  # polling the log the other thread writes; bounded
+        assert f"trove daemon (pid {os.getpid()}) watches" in caplog.text
+        assert not second.daemon.watching and not second.daemon.wait_ready(0)
+        d.daemon.stop()
+        d.thread.join(TIMEOUT)
+        assert second.daemon.wait_ready(TIMEOUT), second.errors
+        assert second.daemon.watching
+        write("commands/after.md", "written after the first daemon stopped")
+        second.wait_until(lambda: "after.md" in keys(second, "commands"))
+    finally:
+        second.daemon.stop()
+        second.thread.join(TIMEOUT)
+    assert not second.errors
 
 
 # ------------------------------------------------------------------ real processes
@@ -320,19 +336,33 @@ def test_kill_9_during_a_large_commit_then_restart_recovers(tmp_path, write) -> 
     assert second.returncode == 0, err
 
 
-def test_two_daemons_on_one_index_folder(tmp_path) -> None:
+def test_of_two_daemons_on_one_index_folder_one_watches_and_the_other_takes_over_a_kill_9(
+    tmp_path, write
+) -> None:
     cfg = _config(tmp_path)
     first = _spawn(cfg)
+    second: subprocess.Popen | None = None
     try:
         _wait_status(tmp_path, lambda s: s.get("state") == "watching", first)
         second = _spawn(cfg)
-        _, err = second.communicate(timeout=60)
-        assert second.returncode == 1
-        assert f"a trove daemon (pid {first.pid}) is already running" in err
-    finally:
-        first.send_signal(signal.SIGTERM)
+        assert second.stderr is not None
+        # It names itself, then says at once that it waits (two lines: the reads are bounded).
+        said = second.stderr.readline() + second.stderr.readline()
+        assert f"trove daemon (pid {first.pid}) watches" in said and "stands by" in said, said
+        first.kill()
         first.communicate(timeout=30)
-    assert first.returncode == 0
+        write("reports/a/after-the-kill.md", "written after the watcher was killed")
+        _wait_status(tmp_path, lambda s: s.get("state") == "watching", second)
+        deadline = time.monotonic() + 30
+        while "a/after-the-kill.md" not in _keys(tmp_path):
+            assert time.monotonic() < deadline, "the change never reached the index"
+            time.sleep(0.02)  # polling an index another process writes; bounded
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                proc.communicate(timeout=30)
+    assert second.returncode == 0
 
 
 def test_sigterm_during_a_batch_exits_cleanly_and_loses_nothing(tmp_path, write) -> None:

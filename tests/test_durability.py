@@ -27,7 +27,7 @@ from indexer.config import Settings
 from indexer.engine.whoosh.storage import TroveStorage
 from indexer.reindex import reindex
 from indexer.sources.registry import get_source
-from indexer.status import read_daemon_status
+from indexer.status import read_watcher_status
 from indexer.store import LOCK_FILE, Syncer, WriteFault
 
 REPO = Path(__file__).resolve().parent.parent
@@ -266,7 +266,7 @@ def test_the_daemon_rides_out_a_full_disk(
     d.wait_until(lambda: "disk full" in d.daemon.health_snapshot()["fault"])
     # `trove status` in another process reads it too: the status file is rewritten in
     # place on the full disk.
-    status = read_daemon_status(settings)
+    status = read_watcher_status(settings)
     assert status is not None and "disk full" in status["fault"]
     small_disk.free()
     d.wait_until(lambda: bool(_found(settings, "zebrafish")))
@@ -293,15 +293,17 @@ def test_reindex_reports_a_fault_per_collection_and_carries_on(
 
 
 def test_status_says_stopped_crashed_or_faulty() -> None:
-    from query.cli import _daemon_line
+    from indexer.status import watcher_line
 
     now = time.time()
-    stopped = {"alive": False, "state": "stopped", "pid": 7, "heartbeat": now}
-    assert _daemon_line(stopped).startswith("daemon: stopped (pid 7, at ")
+    stopped = {"alive": False, "state": "stopped", "pid": 7, "kind": "mcp", "heartbeat": now}
+    assert watcher_line(stopped).startswith(
+        "watcher: none runs; the last, trove mcp (pid 7), stopped at "
+    )
     crashed = {"alive": False, "state": "watching", "pid": 7, "heartbeat": now}
-    assert "crashed or killed" in _daemon_line(crashed)
+    assert "killed or crashed" in watcher_line(crashed)
     faulty = {"alive": True, "pid": 7, "started": now, "fault": "disk full: 3 changes pending"}
-    assert "disk full: 3 changes pending, retrying" in _daemon_line(faulty)
+    assert "disk full: 3 changes pending, retrying" in watcher_line(faulty)
 
 
 @pytest.fixture
@@ -321,18 +323,34 @@ async def test_health_is_503_while_changes_cannot_land(make_settings) -> None:
 
     settings = make_settings()
     settings.index_dir.mkdir(parents=True, exist_ok=True)
-    state: dict[str, Any] = {"pid": os.getpid(), "heartbeat": time.time(), "fault": ""}
+    state: dict[str, Any] = {
+        "pid": os.getpid(),
+        "heartbeat": time.time(),
+        "fault": "",
+        "state": "watching",
+        "catching_up": False,
+    }
+    # The status file says all is well; the in-process watcher's own view says otherwise
+    # once the disk is full (the file cannot be rewritten then).
     (settings.index_dir / STATUS_FILE).write_text(json.dumps(state), encoding="utf-8")
+
+    class Watcher:
+        watching = True
+
+        def health_snapshot(self) -> dict[str, Any]:
+            return dict(state)
+
     server = build_server(settings)
+    server.ctx.watcher.local = Watcher()
     try:
-        app = http_app(server, "127.0.0.1", daemon_alive=lambda: True, daemon_health=lambda: state)
+        app = http_app(server, "127.0.0.1")
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             assert (await http.get("/health")).status_code == 200
             state["fault"] = "disk full: 2 changes pending since 10:51 (reports)"
             sick = await http.get("/health")
             assert sick.status_code == 503
-            assert sick.json()["daemon"]["fault"].startswith("disk full")
+            assert sick.json()["watcher"]["fault"].startswith("disk full")
     finally:
         server.close()
 
@@ -474,7 +492,7 @@ sys.path.insert(0, {repo!r})
 from indexer.config import settings_from_dict
 from indexer.engine.whoosh.storage import TroveStorage
 from indexer.reindex import reindex
-from indexer.status import read_daemon_status
+from indexer.status import read_watcher_status
 from indexer.store import CollectionIndex
 
 def die():

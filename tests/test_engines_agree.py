@@ -109,6 +109,8 @@ def agree(call: Callable[[QueryContext], Any], engines: dict[str, QueryContext])
             answer = exc.code
         if isinstance(answer, dict):
             answer.pop("search_time_ms", None)
+            # When each engine's snapshot was taken (the hits' stale flags are compared).
+            answer.pop("freshness", None)
         answers.append(answer)
     return answers
 

@@ -60,19 +60,26 @@ def clients(
 
 
 def timeless(answer: Any) -> Any:
-    """A tool's answer without its search_time_ms (in its structured content, and in
-    the JSON text of its content)."""
+    """A tool's answer without its search_time_ms and the time its freshness was read
+    at (list_command_reports lists at each call), in its structured content and in the
+    JSON text of its content."""
+
+    def drop(content: dict[str, Any]) -> None:
+        content.pop("search_time_ms", None)
+        if isinstance(content.get("freshness"), dict):
+            content["freshness"].pop("as_of", None)
+
     result = answer.get("result") if isinstance(answer, dict) else None
     if isinstance(result, dict):
         if isinstance(result.get("structuredContent"), dict):
-            result["structuredContent"].pop("search_time_ms", None)
+            drop(result["structuredContent"])
         for block in result.get("content", []):
             try:
                 text = json.loads(block["text"])
             except (KeyError, ValueError):
                 continue
             if isinstance(text, dict):
-                text.pop("search_time_ms", None)
+                drop(text)
                 block["text"] = text
     return answer
 

@@ -178,10 +178,9 @@ def test_health_says_indexing_with_503_until_the_first_build_commits(
     thread = threading.Thread(target=daemon.run, name="test-daemon")
     thread.start()
     server = build_server(settings)
+    server.ctx.watcher.local = daemon
     try:
-        app_ = http_app(
-            server, "127.0.0.1", daemon_alive=thread.is_alive, daemon_health=daemon.health_snapshot
-        )
+        app_ = http_app(server, "127.0.0.1")
         with TestClient(app_) as client:
             first = client.get("/health")
             assert first.status_code == 503, first.text

@@ -173,16 +173,14 @@ async def test_trove_mcp_builds_the_missing_index_and_answers_the_real_client_ov
     )
     with anyio.fail_after(START_S):
         async with Client(params) as client:
-            assert sorted(i.name for i in index.iterdir() if i.is_dir()) == [
-                "commands",
-                "conversations",
-                "elog",
-                "reports",
-            ]
             tools = (await client.list_tools()).tools
             assert len(tools) == 11
+            # The first search waits for the index its watcher (this very process) builds.
             reports = structured(await client.call_tool("search_reports", {"query": "proxy"}))
             assert reports["results"]
+            watcher = reports["freshness"]["watcher"]
+            assert watcher["kind"] == "mcp" and watcher["mode"] == "events"
+            assert json.loads((index / "daemon.lock").read_text())["pid"] == watcher["pid"]
             lines = structured(
                 await client.call_tool(
                     "search_workspace", {"query": "token", "date_range": "2025-11"}
@@ -270,7 +268,7 @@ def test_trove_mcp_writes_nothing_but_protocol_to_stdout(sample: Path, tmp_path:
     assert found is not None and found["result"]["structuredContent"]["results"]
     assert empty is not None and empty["result"]["isError"] is True
     assert "INVALID_QUERY" in empty["result"]["content"][0]["text"]
-    assert "building the reports, commands, conversations, elog" in stderr
+    assert "reports: watching" in stderr and "commands: watching" in stderr
 
 
 # --------------------------------------------------------------------------- trove serve
@@ -287,8 +285,8 @@ async def _daemon(health_url: str, ready: Callable[[dict[str, Any]], bool], **he
         while True:
             response = await _health(health_url, **headers)
             body = response.json()
-            if response.status_code == 200 and ready(body["daemon"]):
-                return body["daemon"]
+            if response.status_code == 200 and ready(body["watcher"]):
+                return body["watcher"]
             await anyio.sleep(0.05)
 
 
@@ -344,16 +342,21 @@ async def test_trove_serve_answers_mcp_over_http_and_a_file_written_meanwhile_is
     results = raw.json()["result"]["structuredContent"]["results"]
     assert [r["report_name"] for r in results] == ["zebra_20260101_v1.md"]
 
-    # One daemon per index: a second `trove serve` on it says who runs and stops.
+    # One watcher per index: a second `trove serve` on it serves too, and stands by...
     second = start(small, "serve", "--port", "0")
-    assert second.proc.wait(START_S) == 1
-    second.stop()
-    assert f"a trove daemon (pid {trove.proc.pid}) is already running" in "".join(second.stderr)
+    second.wait_line(rf"trove serve \(pid {trove.proc.pid}\) watches .* stands by")
+    second_health = second.wait_line(r"health at (http://\S+/health)").group(1)
+    watcher = await _daemon(second_health, lambda d: d["pid"] == trove.proc.pid)
+    assert watcher["kind"] == "serve"
 
     assert trove.stop(signal.SIGTERM) == 0
-    status = json.loads((tmp_path / "index" / "daemon.json").read_text(encoding="utf-8"))
-    assert status["state"] == "stopped"
     assert trove.stdout() == ""
+    # ...until the first stops: then it takes over, catches up and watches.
+    taken = await _daemon(second_health, lambda d: d["pid"] == second.proc.pid)
+    assert taken["state"] == "watching" and taken["kind"] == "serve"
+    assert second.stop(signal.SIGTERM) == 0
+    status = json.loads((tmp_path / "index" / "daemon.json").read_text(encoding="utf-8"))
+    assert status["state"] == "stopped" and status["pid"] == second.proc.pid
 
 
 def test_trove_serve_refuses_another_address_without_a_token(

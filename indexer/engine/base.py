@@ -182,12 +182,23 @@ class Snapshot(Protocol):
         derived from a snapshot is kept under)."""
         ...
 
+    @property
+    def committed(self) -> float:
+        """When what the snapshot shows was committed (or, for an engine that reads
+        the files, read), in seconds since the epoch."""
+        ...
+
     def segments(self) -> Sequence[tuple[Segment, int]]:
         """Each segment with its base (the global number of its document 0)."""
         ...
 
     def stored(self, doc: int) -> Mapping[str, Any]:
         """A document's stored fields, by global number."""
+        ...
+
+    def file_state(self, file: str) -> tuple[int, int] | None:
+        """(mtime_ns, size) of a source file (its path relative to the source folder) as
+        the commit recorded it; None if the commit holds no record of it."""
         ...
 
     def top(self, query: Ranked, limit: int, allowed: set[int] | None = None) -> list[Scored]:

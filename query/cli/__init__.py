@@ -7,6 +7,6 @@ codes, JSON, CLI words for MCP tools); init_config: what `trove init` writes.
 
 from __future__ import annotations
 
-from query.cli.program import _daemon_line, app, main, out
+from query.cli.program import app, main, out
 
-__all__ = ["_daemon_line", "app", "main", "out"]
+__all__ = ["app", "main", "out"]

@@ -358,15 +358,16 @@ def daemon(
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
 ) -> None:
-    """Documents per collection, index size, last update, and whether the daemon runs."""
-    from indexer.status import all_status, read_daemon_status
+    """Documents per collection, index size, last update, and the watcher that keeps the
+    index fresh: which process, how it watches each collection and why, its catch-up."""
+    from indexer.status import all_status, read_watcher_status, watch_lines, watcher_line
     from indexer.status import as_json as status_json
 
     cfg = settings()
     statuses = run(lambda: all_status(cfg))
-    daemon = read_daemon_status(cfg)
+    watcher = read_watcher_status(cfg)
     if as_json:
-        print_json(status_json(statuses, daemon))
+        print_json(status_json(statuses, watcher))
         return
     table = Table(title=f"trove status ({cfg.index_dir})")
     for col in ("collection", "documents", "index size", "last update", "source"):
@@ -391,7 +392,9 @@ def status(
         for line in (s.indexing, s.problem):
             if line:
                 out.print(f"  {s.collection}: {line}", markup=False)
-    out.print(_daemon_line(daemon), markup=False)
+    out.print(watcher_line(watcher), markup=False)
+    for line in watch_lines(watcher):
+        out.print(f"  {line}", markup=False)
 
 
 @search_app.command("web")
@@ -762,8 +765,10 @@ MCP_ON_A_TERMINAL = (
 def mcp() -> None:
     """Serve the MCP tools over stdio, for an MCP client that starts trove itself.
 
-    Builds any index that was never built first. stdout carries only the protocol.
-    Run on a terminal, it says so on stderr first.
+    Keeps the index fresh meanwhile: unless another trove process already watches the
+    index folder, this one catches up (building any index never built) and watches; if
+    one does, this one stands by and takes over when it stops. stdout carries only the
+    protocol; the watcher's lines go to stderr. Run on a terminal, it says so first.
     """
     from query.serve import run_stdio
 
@@ -771,11 +776,13 @@ def mcp() -> None:
     if sys.stdin.isatty():
         err.print(MCP_ON_A_TERMINAL, markup=False)
     if logging.getLogger().level <= logging.WARNING:
-        logging.getLogger("query.serve").setLevel(logging.INFO)
+        logging.getLogger("indexer").setLevel(logging.INFO)  # the watcher's lines
     try:
-        run(lambda: run_stdio(cfg))
-    except KeyboardInterrupt:
+        code = run(lambda: run_stdio(cfg))
+    except KeyboardInterrupt:  # before the server started
         raise typer.Exit(130) from None
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
@@ -978,28 +985,6 @@ def thread_command(
             "links to entries not in the logbook: " + ", ".join(map(str, answer.missing)),
             markup=False,
         )
-
-
-def _daemon_line(daemon: dict[str, Any] | None) -> str:
-    if daemon is None:
-        return "daemon: not running (never started on this index)"
-    if not daemon.get("alive"):
-        if daemon.get("state") == "stopped":
-            return f"daemon: stopped (pid {daemon.get('pid')}, at {local_time(daemon.get('heartbeat'))})"
-        return f"daemon: not running (last pid {daemon.get('pid')}, crashed or killed)"
-    line = f"daemon: running, pid {daemon['pid']} since {local_time(daemon.get('started'))}"
-    if daemon.get("stuck"):
-        line += f"; STUCK: no heartbeat since {local_time(daemon.get('heartbeat'))}"
-    if daemon.get("fault"):
-        line += f"; {daemon['fault']}, retrying"
-    line += (
-        f"; last event {local_time(daemon.get('last_event'))}, last commit "
-        f"{local_time(daemon.get('last_commit'))}, pending {daemon.get('pending', 0)}, "
-        f"errors {daemon.get('errors', 0)}"
-    )
-    if daemon.get("last_error"):
-        line += f" (last: {daemon['last_error']})"
-    return line
 
 
 def main() -> None:

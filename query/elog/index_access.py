@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from indexer.engine.base import Ranked, Segment, Snapshot
 from query.context import QueryContext
 from query.elog.logbook import COLLECTION
 from query.errors import TroveError
+from query.freshness import Freshness, of_snapshot, stale_files
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,15 @@ class ElogIndex:
     def matching_docs(self, query: Ranked) -> set[int]:
         """Every live document the query matches."""
         return self._snapshot.matching(query)
+
+    def freshness(self, ctx: QueryContext) -> Freshness:
+        """How current this commit is (an answer's ``freshness``)."""
+        return of_snapshot(ctx.watcher, COLLECTION, self._snapshot)
+
+    def stale_files(self, root: Path, found: Iterable[Mapping[str, Any]]) -> set[str]:
+        """The logbook files, of those the entries ``found`` (stored fields) came from,
+        that changed after this commit."""
+        return stale_files(self._snapshot, root, (fields["file"] for fields in found))
 
 
 @contextmanager

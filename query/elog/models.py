@@ -7,6 +7,8 @@ from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
+from query.freshness import Freshness
+
 
 class Shown(TypedDict):
     """What a hit and a thread entry both show of an entry, as stored ("" if absent)."""
@@ -64,6 +66,12 @@ class ElogHit(BaseModel):
         "fuzzy (after a word no entry holds was replaced by the closest one that does). "
         "Null for a regex or no query.",
     )
+    stale: bool = Field(
+        default=False,
+        description="The logbook file the entry is in changed after the index read it (an "
+        "entry of that day was added, edited or deleted): get_elog_thread shows the index's "
+        "view; the entry may have changed.",
+    )
 
 
 class ElogSearchResponse(BaseModel):
@@ -90,6 +98,7 @@ class ElogSearchResponse(BaseModel):
         description="The query as searched after correcting words no entry holds (null: "
         "none was corrected).",
     )
+    freshness: Freshness = Field(description="How current the index this answer read is.")
 
 
 class ElogThreadEntry(BaseModel):
@@ -109,6 +118,10 @@ class ElogThreadEntry(BaseModel):
     body: str = Field(description="The text a reader sees (tags stripped).")
     attachments: list[str]
     link: str
+    stale: bool = Field(
+        default=False,
+        description="The logbook file the entry is in changed after the index read it.",
+    )
 
 
 class ElogThreadResponse(BaseModel):
@@ -123,3 +136,4 @@ class ElogThreadResponse(BaseModel):
         default_factory=list,
         description="Ids the thread's links name that the logbook does not hold.",
     )
+    freshness: Freshness = Field(description="How current the index this answer read is.")

@@ -87,32 +87,41 @@ def search_elog(
     cache = elog_cache(ctx)
 
     with open_index(ctx) as index:
+        fresh = index.freshness(ctx)
         table = doc_table(index, cache)
         allowed = selected(ctx, root, index, table, filters, low, high)
         if allowed is not None and not allowed:
             why = _empty_selection(ctx, root, index, table, filters, low, high, since, until)
-            return ElogSearchResponse(hits=[], total=0, ranker=ranker, note=why)
+            return ElogSearchResponse(hits=[], total=0, ranker=ranker, note=why, freshness=fresh)
         if text is None:
             docs = table.live if allowed is None else allowed
-            hits = []
-            for docnum in table.newest(docs, max_results):
-                fields = index.stored_fields(docnum)
-                hits.append(_hit(ctx, root, fields, snippet(fields.get("body") or ""), 0.0))
-            return ElogSearchResponse(hits=hits, total=len(docs), ranker=ranker)
+            newest = [index.stored_fields(d) for d in table.newest(docs, max_results)]
+            stale = index.stale_files(root, newest)
+            hits = [
+                _hit(ctx, root, fields, snippet(fields.get("body") or ""), 0.0, stale)
+                for fields in newest
+            ]
+            return ElogSearchResponse(hits=hits, total=len(docs), ranker=ranker, freshness=fresh)
 
         if pattern is not None:
             found_regex, total = regex_hits(
                 index, table, cache, pattern, text, allowed, max_results
             )
-            hits = [_hit(ctx, root, *hit) for hit in found_regex]
-            return ElogSearchResponse(hits=hits, total=total, ranker="regex")
+            stale = index.stale_files(root, (fields for fields, _, _ in found_regex))
+            hits = [_hit(ctx, root, *hit, stale) for hit in found_regex]
+            return ElogSearchResponse(hits=hits, total=total, ranker="regex", freshness=fresh)
 
         assert tq is not None
         depth = max(max_results, RERANK_DEPTH.get(getattr(reranker, "name", ""), max_results))
         plan = _forgive(index, cache, tq, text)
         if plan.query is None:
             return ElogSearchResponse(
-                hits=[], total=0, ranker=ranker, note=plan.note, suggestions=plan.suggestions
+                hits=[],
+                total=0,
+                ranker=ranker,
+                note=plan.note,
+                suggestions=plan.suggestions,
+                freshness=fresh,
             )
         tq = plan.query
         counts = _word_counts(index, cache, tq, allowed)
@@ -134,9 +143,11 @@ def search_elog(
                 note=why,
                 suggestions=plan.suggestions,
                 corrected_query=plan.corrected_query,
+                freshness=fresh,
             )
         found = _candidates(index, tq, counts, depth)
         total = len(counts)
+        stale = index.stale_files(root, (fields for fields, _, _ in found))
 
     n = len(tq.stems)
     best = max(held for _, _, held in found)
@@ -177,7 +188,7 @@ def search_elog(
     hits = []
     for i in order:
         fields, _, held = found[i]
-        hit = _hit(ctx, root, fields, snippets[i], scores[i])
+        hit = _hit(ctx, root, fields, snippets[i], scores[i], stale)
         hit.match = match if held >= n else "fuzzy" if match == "fuzzy" else "related"
         hits.append(hit)
     return ElogSearchResponse(
@@ -187,6 +198,7 @@ def search_elog(
         note=note,
         suggestions=plan.suggestions,
         corrected_query=plan.corrected_query,
+        freshness=fresh,
     )
 
 
@@ -373,7 +385,12 @@ def _selection(
 
 
 def _hit(
-    ctx: QueryContext, root: Path, fields: Mapping[str, Any], snippet_text: str, score: float
+    ctx: QueryContext,
+    root: Path,
+    fields: Mapping[str, Any],
+    snippet_text: str,
+    score: float,
+    stale_files: set[str],
 ) -> ElogHit:
     return ElogHit(
         elog_id=fields["elog_id"],
@@ -381,6 +398,7 @@ def _hit(
         snippet=snippet_text,
         score=round(float(score), 4),
         link=entry_link(ctx, root, fields),
+        stale=fields.get("file") in stale_files,
     )
 
 

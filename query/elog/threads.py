@@ -100,13 +100,16 @@ def get_elog_thread(
         else:
             placed = [(message_id, depth_of_entry)]
         replies = {mid: walk.children(mid) for mid, _ in placed}
+        docs = [walk.doc(mid) or {} for mid, _ in placed]
+        stale = index.stale_files(root, (d for d in docs if "file" in d))
         entries = [
-            _thread_entry(ctx, root, walk.doc(mid) or {}, depth, replies[mid])
-            for mid, depth in placed
+            _thread_entry(ctx, root, doc, depth, replies[mid], doc.get("file") in stale)
+            for doc, (mid, depth) in zip(docs, placed, strict=True)
         ]
         missing = sorted(walk.missing)
+        fresh = index.freshness(ctx)
     return ElogThreadResponse(
-        root_id=root_id, message_id=message_id, entries=entries, missing=missing
+        root_id=root_id, message_id=message_id, entries=entries, missing=missing, freshness=fresh
     )
 
 
@@ -123,7 +126,12 @@ def _subtree(walk: _Walk, top: int, depth: int, placed: list[tuple[int, int]]) -
 
 
 def _thread_entry(
-    ctx: QueryContext, root: Path, fields: Mapping[str, Any], depth: int, replies: list[int]
+    ctx: QueryContext,
+    root: Path,
+    fields: Mapping[str, Any],
+    depth: int,
+    replies: list[int],
+    stale: bool,
 ) -> ElogThreadEntry:
     return ElogThreadEntry(
         elog_id=fields["elog_id"],
@@ -134,4 +142,5 @@ def _thread_entry(
         body=fields.get("body") or "",
         attachments=list(fields.get("attachments") or ()),
         link=entry_link(ctx, root, fields),
+        stale=stale,
     )

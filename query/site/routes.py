@@ -73,11 +73,7 @@ async def _run(call: Callable[..., T], *args: Any) -> T:
         ) from exc
 
 
-def add_routes(
-    server: TroveServer,
-    daemon_alive: Callable[[], bool] | None = None,
-    daemon_health: Callable[[], dict[str, Any]] | None = None,
-) -> None:
+def add_routes(server: TroveServer) -> None:
     """The search page, the document pages, /status, /api/{tool} and /static/ on the
     server's HTTP app (call before its streamable_http_app is made)."""
     from starlette.responses import HTMLResponse, Response
@@ -200,13 +196,8 @@ def add_routes(
 
     @route("/status")
     async def status(request: Request) -> Response:
-        shown = await _run(status_page.status, settings, daemon_alive, daemon_health)
-        return page(
-            "status.html",
-            status=shown,
-            daemon_line=status_page.daemon_line(shown.daemon),
-            title="status",
-        )
+        shown = await _run(status_page.status, ctx.watcher)
+        return page("status.html", status=shown, title="status")
 
     @route("/static/{name}")
     async def static_file(request: Request) -> Response:

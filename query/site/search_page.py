@@ -21,6 +21,7 @@ from query import search_all
 from query.context import QueryContext
 from query.elog import search_elog
 from query.errors import TroveError
+from query.freshness import Freshness, summary, warning
 from query.reports import search_reports
 from query.search_all import COLLECTIONS, Hit
 
@@ -92,6 +93,15 @@ class SearchAnswer:
     counts: dict[str, int]
     note: str | None
     scope: str  # what was searched, in words
+    freshness: Freshness | None
+
+    @property
+    def fresh_line(self) -> str:
+        return "" if self.freshness is None else summary(self.freshness)
+
+    @property
+    def fresh_warning(self) -> str | None:
+        return warning(self.freshness, sum(s.hit.stale for s in self.hits))
 
 
 def run(ctx: QueryContext, form: SearchForm) -> SearchAnswer:
@@ -113,6 +123,7 @@ def run(ctx: QueryContext, form: SearchForm) -> SearchAnswer:
             {"reports": len(hits)},
             found.note,
             f"the reports of {form.command}",
+            found.freshness,
         )
     if form.elog_filters:
         answer = search_elog(
@@ -125,21 +136,13 @@ def run(ctx: QueryContext, form: SearchForm) -> SearchAnswer:
             domain=form.domain or None,
             max_results=form.n,
         )
-        hits = [
-            Hit(
-                collection="elog",
-                id=str(e.elog_id),
-                title=e.title,
-                date=e.date,
-                snippet=e.snippet,
-                link=e.link,
-                score=e.score,
-                match=e.match or ("newest" if not form.q else "regex"),
-            )
-            for e in answer.hits
-        ]
+        hits = search_all.elog_hits(answer.hits, unmatched="regex" if form.q else "newest")
         return SearchAnswer(
-            _shown(ctx, hits, form.q), {"elog": answer.total}, answer.note, "the ELOG"
+            _shown(ctx, hits, form.q),
+            {"elog": answer.total},
+            answer.note,
+            "the ELOG",
+            answer.freshness,
         )
     fused = search_all.search(
         ctx,
@@ -155,6 +158,7 @@ def run(ctx: QueryContext, form: SearchForm) -> SearchAnswer:
         fused.by_collection,
         fused.note,
         "every collection" if len(names) == len(COLLECTIONS) else _and(LABELS[n] for n in names),
+        fused.freshness,
     )
 
 

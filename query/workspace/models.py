@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from query.freshness import Freshness
 from query.workspace import limits
 
 Match = Literal["exact", "words", "related", "fuzzy"]
@@ -43,6 +44,11 @@ class WorkspaceHit(BaseModel):
         "no conversation holds were replaced by the closest indexed words "
         "(corrected_query).",
     )
+    stale: bool = Field(
+        default=False,
+        description="The file changed after the index read it (the excerpt is the line as it "
+        "is now; the line number may have moved).",
+    )
 
 
 class WorkspaceSearchResponse(BaseModel):
@@ -67,3 +73,4 @@ class WorkspaceSearchResponse(BaseModel):
     corrected_query: str | None = Field(
         default=None, description="The query as corrected, when match is 'fuzzy'."
     )
+    freshness: Freshness = Field(description="How current the index this answer read is.")

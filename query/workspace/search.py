@@ -60,13 +60,14 @@ def _forgive(view: View, literal: str, k: int) -> WorkspaceSearchResponse:
             folders = any(view.in_range(segment) for segment, _ in segments)
         if not folders:
             return _empty(
+                view,
                 f"no conversation folder for {view.range.value}: nothing to search there; "
-                "try another date_range or none"
+                "try another date_range or none",
             )
     words = forgiving.words(literal)
     if not words:
         return _empty(
-            f"no conversation line holds {_short(literal)!r}; it has no words to look for"
+            view, f"no conversation line holds {_short(literal)!r}; it has no words to look for"
         )
     cut = len(words) > limits.MAX_WORDS
     words = words[: limits.MAX_WORDS]
@@ -76,8 +77,9 @@ def _forgive(view: View, literal: str, k: int) -> WorkspaceSearchResponse:
     first_words = f"; only its first {limits.MAX_WORDS} words were used" if cut else ""
     if not stems:
         return _empty(
+            view,
             f"no conversation line holds {_short(literal)!r}, and its words ({', '.join(words)}) "
-            "are too common to find anything alone: add a word that says what to look for"
+            "are too common to find anything alone: add a word that says what to look for",
         )
     answer, capped = word_lines(view, words, k)
     if answer.total:
@@ -151,7 +153,7 @@ def _forgive(view: View, literal: str, k: int) -> WorkspaceSearchResponse:
     common = [w for w in words if w in forgiving.STOP_WORDS]
     if common:
         parts.append(f"common words ({', '.join(common)}) never match alone")
-    return _empty("; ".join(parts) + first_words, suggestions)
+    return _empty(view, "; ".join(parts) + first_words, suggestions)
 
 
 def _closest(view: View, unknown: list[str]) -> dict[str, list[str]]:
@@ -194,9 +196,13 @@ def _capped(capped: bool) -> str:
     return f"; only the {limits.MAX_FILES_READ} most promising files were read" if capped else ""
 
 
-def _empty(note: str, suggestions: list[str] | None = None) -> WorkspaceSearchResponse:
+def _empty(view: View, note: str, suggestions: list[str] | None = None) -> WorkspaceSearchResponse:
     return WorkspaceSearchResponse(
-        results=[], total_found=0, note=note, suggestions=suggestions or []
+        results=[],
+        total_found=0,
+        note=note,
+        suggestions=suggestions or [],
+        freshness=view.freshness([]),
     )
 
 
@@ -230,4 +236,5 @@ def _response(
         note=note,
         suggestions=suggestions or [],
         corrected_query=corrected,
+        freshness=view.freshness(hits),
     )

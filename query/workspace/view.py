@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -9,9 +10,11 @@ from pathlib import Path
 from indexer.engine.base import Segment
 from query.context import QueryContext
 from query.errors import TroveError
+from query.freshness import Freshness, mark_stale, of_snapshot
 from query.workspace.cache import Doc, SegmentCache, WorkspaceCache, cache_of, read_text
 from query.workspace.dates import DateRange
 from query.workspace.lines import Line
+from query.workspace.models import WorkspaceHit
 
 COLLECTION = "conversations"
 
@@ -39,6 +42,13 @@ class View:
             segments = [segment for segment, _base in snapshot.segments()]
             self.cache.forget_segments_except({segment.id for segment in segments})
             yield [(segment, self.cache.segment(segment)) for segment in segments]
+
+    def freshness(self, hits: list[WorkspaceHit]) -> Freshness:
+        """The answer's freshness, each hit's ``stale`` set (against the latest commit)."""
+        with self.ctx.indexes.snapshot(COLLECTION) as snapshot:
+            if snapshot is not None:
+                mark_stale(snapshot, self.root, hits, lambda h: os.path.relpath(h.path, self.root))
+            return of_snapshot(self.ctx.watcher, COLLECTION, snapshot)
 
     def in_range(self, segment: Segment) -> set[int] | None:
         """The segment's live documents in the date range (None: no date range)."""

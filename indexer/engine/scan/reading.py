@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -81,9 +82,20 @@ def _text_terms(f: Text, value: str) -> dict[str, tuple[int, bytes | None, list[
 
 
 class ScanSnapshot:
-    def __init__(self, segment: MemorySegment, generation: int) -> None:
+    def __init__(
+        self,
+        segment: MemorySegment,
+        generation: int,
+        listing: dict[str, tuple[int, int]],
+        committed: float,
+    ) -> None:
         self._segment = segment
         self.generation = generation
+        self._listing = listing
+        self.committed = committed
+
+    def file_state(self, file: str) -> tuple[int, int] | None:
+        return self._listing.get(file)
 
     @property
     def stamp(self) -> str:
@@ -112,6 +124,7 @@ class ScanReader:
         self._lock = threading.RLock()
         self._listing: dict[str, tuple[int, int]] | None = None
         self._segment: MemorySegment | None = None
+        self._read_at = 0.0
         self.generation = -1
 
     @contextmanager
@@ -129,7 +142,8 @@ class ScanReader:
                 self.generation += 1
                 self._segment = self._read(listing)
                 self._listing = listing
-            yield ScanSnapshot(self._segment, self.generation)
+                self._read_at = time.time()
+            yield ScanSnapshot(self._segment, self.generation, listing, self._read_at)
 
     def _read(self, listing: dict[str, tuple[int, int]]) -> MemorySegment:
         assert self.root is not None

@@ -17,6 +17,7 @@ import math
 import os
 import struct
 import threading
+import time
 import zlib
 from array import array
 from bisect import bisect_right
@@ -49,6 +50,8 @@ from indexer.engine.base import (
 )
 from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
+from indexer.engine.whoosh.schema import FILE_KEY_PREFIX
+from indexer.engine.whoosh.storage import INDEX_NAME
 from indexer.engine.whoosh.tops import tops_file_name
 
 log = logging.getLogger(__name__)
@@ -397,6 +400,23 @@ class WhooshSnapshot:
     @property
     def generation(self) -> int:
         return self.searcher.reader().generation()
+
+    @property
+    def committed(self) -> float:
+        """The commit's time: a commit writes its table of contents last (one stat; a
+        table of contents gone meanwhile, replaced by a newer commit: now)."""
+        toc = os.path.join(self._folder, f"_{INDEX_NAME}_{self.generation}.toc")
+        try:
+            return os.stat(toc).st_mtime
+        except OSError:
+            return time.time()
+
+    def file_state(self, file: str) -> tuple[int, int] | None:
+        record = self.searcher.document(key=FILE_KEY_PREFIX + file)
+        if record is None or "fstate" not in record:
+            return None
+        mtime_ns, size = record["fstate"][:2]
+        return int(mtime_ns), int(size)
 
     @property
     def stamp(self) -> tuple[tuple[str, int], ...]:
