@@ -89,6 +89,10 @@ INOTIFY_EVENTS: list[type[FileSystemEvent]] = [
 ]
 
 
+_UNWATCHED = "its source folder does not exist: watched for, until it appears"
+_UNSET = "no source folder is configured"
+
+
 class CannotWatch(StoreError):
     """This process cannot keep the index folder fresh (it cannot write it)."""
 
@@ -274,6 +278,8 @@ class Daemon:
             root = self.settings.source_root(name)
             if root is not None and _folder_id(root) is not None:
                 self._watch(name, root)
+            else:
+                self._set_collection(name, mode=None, why=_UNWATCHED if root else _UNSET)
             self._reconcile([name], why="start-up")
             self._set_collection(name, caught_up=True)
 
@@ -470,7 +476,7 @@ class Daemon:
     def _unschedule(self, name: str) -> None:
         watch = self._watches.pop(name, None)
         self._root_ids.pop(name, None)
-        self._set_collection(name, mode=None, why="the source folder does not exist")
+        self._set_collection(name, mode=None, why=_UNWATCHED)
         if watch is None:
             return
         if isinstance(watch, Poller):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -159,3 +162,70 @@ def searxng() -> Iterator[str]:
         httpd.shutdown()
         httpd.server_close()
         thread.join(5)
+
+
+# ---------------------------------------------------------------- a small disk of its own
+
+
+def _can_mount() -> bool:
+    if os.geteuid() != 0:
+        return False
+    probe = Path(f"/tmp/trove-mount-probe-{os.getpid()}")
+    probe.mkdir(exist_ok=True)
+    try:
+        ok = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(probe)],
+            capture_output=True,
+            check=False,
+        )
+        if ok.returncode != 0:
+            return False
+        subprocess.run(["umount", str(probe)], check=True)
+        return True
+    except OSError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            probe.rmdir()
+
+
+CAN_MOUNT = _can_mount()
+
+
+class SmallDisk:
+    """A tmpfs of a few MB mounted for the test, to fill up and to remount read-only."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.filler = path / "filler"
+
+    def fill(self) -> None:
+        """Write until the disk is full (unbuffered: every byte that fits is written)."""
+        fd = os.open(self.filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        try:
+            for size in (65536, 4096, 1):
+                with contextlib.suppress(OSError):
+                    while True:
+                        os.write(fd, b"\0" * size)
+        finally:
+            os.close(fd)
+
+    def free(self) -> None:
+        self.filler.unlink(missing_ok=True)
+
+    def read_only(self, on: bool) -> None:
+        mode = "remount,ro" if on else "remount,rw"
+        subprocess.run(["mount", "-o", mode, str(self.path)], check=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    if not CAN_MOUNT:
+        pytest.skip("this process may not mount a tmpfs (the injected faults cover it)")
+    path = tmp_path / "disk"
+    path.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(path)], check=True)
+    try:
+        yield SmallDisk(path)
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)

@@ -81,3 +81,12 @@ def segment_sizes(settings: Settings, collection: str) -> list[tuple[int, int]]:
     index = CollectionIndex(settings.index_dir, get_source(collection)).open()
     assert index is not None
     return sorted((s.live + s.deleted, s.deleted) for s in index.segments())
+
+
+def file_states(settings: Settings, collection: str) -> dict[str, tuple[int, int]]:
+    """(mtime_ns, size) of every file the index keeps a record of, as it recorded them."""
+    index = CollectionIndex(settings.index_dir, get_source(collection)).open()
+    if index is None:
+        return {}
+    files, _ = index.bookkeeping()
+    return {rel: (state.mtime_ns, state.size) for rel, state in files.items()}

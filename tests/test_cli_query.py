@@ -107,3 +107,22 @@ def test_search_without_a_collection_searches_every_one(config) -> None:
     # A collection's own subcommand still answers as before.
     own = runner.invoke(app, ["--config", config, "search", "reports", "decode", "--json"])
     assert own.exit_code == 0 and "results" in json.loads(own.stdout)
+
+
+def test_a_search_says_in_one_line_when_no_watcher_keeps_the_index_fresh_and_marks_stale_hits(
+    config, tmp_path: Path
+) -> None:
+    r = runner.invoke(app, ["--config", config, "search", "reports", "decode timeout"])
+    assert r.exit_code == 0, r.output
+    notes = [line for line in r.stdout.splitlines() if "note:" in line]
+    assert len(notes) == 1 and "no watcher keeps the index fresh" in notes[0]
+    # A report edited after the index read it is marked, and the note counts it.
+    (tmp_path / "reports/speech/sdk_20251101.md").write_text("# First\n\ndecode timeout, later\n")
+    r = runner.invoke(app, ["--config", config, "search", "reports", "decode timeout", "--json"])
+    data = json.loads(r.stdout)
+    assert data["freshness"]["watcher"] is None and data["freshness"]["as_of"]
+    stale = {h["report_name"]: h["stale"] for h in data["results"]}
+    assert stale == {"sdk_20251101.md": True, "sdk_20251120_v2.md": False}
+    r = runner.invoke(app, ["--config", config, "search", "reports", "decode timeout"])
+    assert "1 hit changed on disk after the index read it (stale)" in r.stdout
+    assert "speech/sdk_20251101.md (stale)" in r.stdout

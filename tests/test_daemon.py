@@ -186,6 +186,10 @@ def test_out_of_inotify_watches_falls_back_to_polling(
     d = start_daemon()
     assert d.daemon.health.observer == "inotify+polling"
     assert "inotify watch limit reached" in d.daemon.health.last_error
+    modes = d.daemon.health_snapshot()["collections"]
+    assert modes["reports"]["mode"] == "poll"
+    assert modes["reports"]["why"] == "the kernel's inotify watch limit was reached"
+    assert modes["commands"]["mode"] == "events"
     write("reports/a/r1.md", "polled")
     d.wait_until(lambda: keys(d, "reports") == {"a/r0.md", "a/r1.md"})
 
@@ -425,3 +429,60 @@ def test_an_idle_daemon_compacts_the_segments_batches_leave(start_daemon, write,
         d.wait_until(lambda i=i: f"a/r{i}.md" in keys(d, "reports"))
     d.wait_until(lambda: segments() == 1, timeout=30)
     assert keys(d, "reports") == {f"a/r{i}.md" for i in range(5)}
+
+
+def test_a_source_on_a_network_filesystem_is_polled_and_status_says_why(
+    start_daemon, write, tmp_path, monkeypatch
+) -> None:
+    from indexer import daemon as daemon_module
+    from indexer.mounts import Mount
+
+    # A mount the test cannot make: the reports folder as if on NFS.
+    def on_nfs(path: Path, mountinfo: str | None = None) -> Mount:
+        if Path(path).name == "reports":
+            return Mount("/mnt/share", "nfs4", "server:/export")
+        return Mount("/", "ext4", "/dev/vda")
+
+    monkeypatch.setattr(daemon_module, "filesystem_of", on_nfs)
+    write("reports/a/r0.md", "zero")
+    write("commands/c.md", "a command")
+    d = start_daemon(daemon={"poll_interval_s": 0.1, "sweep_s": 0.2})
+    modes = d.daemon.health_snapshot()["collections"]
+    assert modes["reports"]["mode"] == "poll"
+    assert modes["reports"]["why"].startswith("nfs4 mount at /mnt/share: inotify does not see")
+    assert modes["commands"] == {
+        "mode": "events",
+        "why": "inotify (ext4 at /: a local filesystem)",
+        "caught_up": True,
+    }
+    write("reports/a/r1.md", "polled")
+    d.wait_until(lambda: keys(d, "reports") == {"a/r0.md", "a/r1.md"})
+    (tmp_path / "reports/a/r0.md").unlink()
+    d.wait_until(lambda: keys(d, "reports") == {"a/r1.md"})
+
+
+@pytest.mark.parametrize("watch", ["events", "poll"])
+def test_watch_in_the_config_chooses_the_mode_for_every_source(
+    start_daemon, write, tmp_path, watch
+) -> None:
+    for name in ("reports", "commands", "conversations", "elog"):
+        (tmp_path / name).mkdir()
+    d = start_daemon(daemon={"watch": watch, "poll_interval_s": 0.1, "sweep_s": 0.2})
+    modes = d.daemon.health_snapshot()["collections"]
+    for name in ("reports", "commands", "conversations", "elog"):
+        assert modes[name] == {
+            "mode": watch,
+            "why": f'[daemon] watch = "{watch}"',
+            "caught_up": True,
+        }
+    write("commands/c.md", "a command")
+    d.wait_until(lambda: keys(d, "commands") == {"c.md"})
+
+
+def test_a_missing_source_folder_is_said_to_be_waited_for(start_daemon, write, tmp_path) -> None:
+    d = start_daemon()
+    state = d.daemon.health_snapshot()["collections"]["commands"]
+    assert state["mode"] is None and state["why"].startswith("its source folder does not exist")
+    write("commands/c.md", "a command")
+    d.wait_until(lambda: keys(d, "commands") == {"c.md"})
+    assert d.daemon.health_snapshot()["collections"]["commands"]["mode"] == "events"

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from query.freshness import Freshness, warning
 
 Shape = Literal["table", "lines", "tsv"]
 
@@ -66,6 +68,13 @@ class Printer:
             sys.stdout.write(f"# {one_line(text)}\n")
         else:
             self.out.print(Text(text, style="bold"), soft_wrap=True)
+
+    def freshness(self, fresh: Freshness | None, hits: Iterable[Any] = ()) -> None:
+        """One line when the answer may not show the files as they are: no watcher keeps
+        the index fresh, it is still catching up, or hits changed since (their ``stale``)."""
+        line = warning(fresh, sum(bool(getattr(h, "stale", False)) for h in hits))
+        if line:
+            self.note(f"note: {line}")
 
     def note(self, text: str) -> None:
         """A line about the answer (how the query matched, why nothing did)."""

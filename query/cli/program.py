@@ -471,6 +471,7 @@ def search_commands_command(
         print_json(answer.model_dump())
         return
     shown = printer()
+    shown.freshness(answer.freshness, answer.results)
     if not answer.results:
         shown.note(f"no command matches {query!r}")
         return
@@ -483,7 +484,10 @@ def search_commands_command(
             Column("description", grow=True),
             Column("why", grow=True),
         ],
-        [[f"{r.score:.2f}", r.tier, r.name, r.description, r.match_reason] for r in answer.results],
+        [
+            [f"{r.score:.2f}", r.tier, r.name + _stale(r), r.description, r.match_reason]
+            for r in answer.results
+        ],
     )
 
 
@@ -521,6 +525,7 @@ def search_workspace_command(
         print_json(answer.model_dump())
         return
     shown = printer()
+    shown.freshness(answer.freshness, answer.results)
     if not answer.results:
         shown.note(f"no conversation line holds {query!r}")
         if answer.note:
@@ -533,7 +538,9 @@ def search_workspace_command(
         # The whole path when piped (for the next command), the file in its folder else.
         where = r.path if shown.shape == "tsv" else r.path.rsplit(f"/{r.conversation}/", 1)[-1]
         more = f" (+{r.conversation_hits - 1})" if r.conversation_hits > 1 else ""
-        rows.append([r.date, r.conversation + more, f"{where}:{r.line}", r.match, r.excerpt])
+        rows.append(
+            [r.date, r.conversation + more, f"{where}:{r.line}{_stale(r)}", r.match, r.excerpt]
+        )
     shown.rows(
         f"conversations: {query!r}, {answer.total_found} lines ({len(rows)} shown)",
         [
@@ -582,6 +589,7 @@ def search_all_command(
         print_json(answer.model_dump())
         return
     shown = printer()
+    shown.freshness(answer.freshness, answer.hits)
     if answer.note:
         shown.note(answer.note)
     counts = ", ".join(f"{name} {n}" for name, n in answer.by_collection.items())
@@ -599,7 +607,7 @@ def search_all_command(
             Column("snippet", grow=True),
         ],
         [
-            [h.collection, h.id, (h.date or "")[:10], h.match, h.title, h.snippet[:300]]
+            [h.collection, h.id + _stale(h), (h.date or "")[:10], h.match, h.title, h.snippet[:300]]
             for h in answer.hits
         ],
     )
@@ -632,6 +640,7 @@ def search_reports_command(
         print_json(answer.model_dump())
         return
     shown = printer()
+    shown.freshness(answer.freshness, answer.results)
     if answer.note:
         shown.note(answer.note)
     if not answer.results:
@@ -651,7 +660,12 @@ def search_reports_command(
             Column("excerpt", grow=True),
         ],
         [
-            [str(r.count), (r.date or "")[:10], f"{r.command_name}/{r.report_name}", r.excerpt]
+            [
+                str(r.count),
+                (r.date or "")[:10],
+                f"{r.command_name}/{r.report_name}{_stale(r)}",
+                r.excerpt,
+            ]
             for r in answer.results
         ],
     )
@@ -672,7 +686,9 @@ def list_reports_command(
     if as_json:
         print_json(answer.model_dump())
         return
-    printer().rows(
+    shown = printer()
+    shown.freshness(answer.freshness)
+    shown.rows(
         f"{answer.command_name}: {len(answer.reports)} of {answer.total} reports",
         [Column("date"), Column("size", right=True), Column("report", fold=True)],
         [[(r.date or "")[:10], human_size(r.size), r.report_name] for r in answer.reports],
@@ -694,12 +710,14 @@ def list_commands_command(
     if as_json:
         print_json(answer.model_dump())
         return
-    printer().rows(
+    shown = printer()
+    shown.freshness(answer.freshness, answer.commands)
+    shown.rows(
         f"{len(answer.commands)} commands",
         [Column("name", fold=True), Column("description", grow=True), Column("tags", grow=True)],
         [
             [
-                c.name + (" (dependency)" if c.is_dependency else ""),
+                c.name + (" (dependency)" if c.is_dependency else "") + _stale(c),
                 c.description,
                 ", ".join(c.tags),
             ]
@@ -879,6 +897,7 @@ def search_elog_command(
         return
     what = repr(query) if query and query.strip() else "entries"
     shown = printer()
+    shown.freshness(answer.freshness, answer.hits)
     if not answer.hits:
         if what == "entries":
             shown.note("no ELOG entry in these dates and filters")
@@ -909,7 +928,7 @@ def search_elog_command(
             ],
             [
                 [
-                    f"#{h.elog_id}",
+                    f"#{h.elog_id}{_stale(h)}",
                     h.date[:16].replace("T", " "),
                     h.author,
                     "[" + " / ".join(v for v in (h.category, h.system, h.section) if v) + "]",
@@ -931,7 +950,7 @@ def search_elog_command(
         score += f"  ({h.match})" if h.match and h.match != "words" else ""
         out.print("")
         out.print(
-            f"#{h.elog_id}  {h.date[:16].replace('T', ' ')}  {h.author}  [{kind}]{score}",
+            f"#{h.elog_id}{_stale(h)}  {h.date[:16].replace('T', ' ')}  {h.author}  [{kind}]{score}",
             markup=False,
         )
         out.print(f"  {h.title}", markup=False, style="bold")
@@ -966,9 +985,10 @@ def thread_command(
     if as_json:
         print_json(answer.model_dump())
         return
+    printer().freshness(answer.freshness, answer.entries)
     for e in answer.entries:
         pad = "    " * e.depth
-        mark = " <" if e.elog_id == answer.message_id else ""
+        mark = (" <" if e.elog_id == answer.message_id else "") + _stale(e)
         head = " / ".join(v for v in (e.category, e.system) if v)
         out.print(
             f"{pad}#{e.elog_id} {e.date[:16].replace('T', ' ')} {e.author} [{head}]{mark}",
@@ -985,6 +1005,11 @@ def thread_command(
             "links to entries not in the logbook: " + ", ".join(map(str, answer.missing)),
             markup=False,
         )
+
+
+def _stale(hit: Any) -> str:
+    """What marks a hit whose file changed after the index read it."""
+    return " (stale)" if hit.stale else ""
 
 
 def main() -> None:
