@@ -304,6 +304,12 @@ async def via_mcp(cfg: Path, args: argparse.Namespace) -> list[tuple[str, str]]:
         ):
             await anyio.sleep(0.005)
         rows.append(("catch-up ended, from spawning", f"{time.perf_counter() - spawned:.2f} s"))
+        rows.append(
+            (
+                "  the catch-up itself (every collection)",
+                f"{status_of(settings)['catch_up_s']:.2f} s",
+            )
+        )
         after = await server.search(offline)
         rows.append(("  the offline report found after it", str(bool(after["results"]))))
         rss = psutil.Process(server.pid).memory_info().rss / 1048576

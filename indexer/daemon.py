@@ -133,6 +133,7 @@ class Health:
     state: str = "starting"
     observer: str = ""
     catching_up: bool = True
+    catch_up_s: float | None = None  # how long the start-up catch-up took
     # Per collection: how it is watched ("mode": events or poll, "why") and whether its
     # start-up catch-up has ended ("caught_up").
     collections: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -216,6 +217,7 @@ class Daemon:
             logging.getLogger("watchdog.observers.inotify_c").addHandler(self._log_handler)
             logging.getLogger("watchdog.observers.inotify").addHandler(self._log_handler)
             self._write_health(state="catching up", catching_up=True)
+            began = time.perf_counter()
             with _Beating(self):
                 self._start_watching()
                 self._catch_up()
@@ -223,7 +225,8 @@ class Daemon:
                 syncer.parallel = False
             if self._stop.is_set():
                 return
-            self._write_health(state="watching", catching_up=False)
+            took = round(time.perf_counter() - began, 3)
+            self._write_health(state="watching", catching_up=False, catch_up_s=took)
             self._ready.set()
             self._loop()
         finally:
@@ -414,9 +417,7 @@ class Daemon:
         self._observer.start()
 
     def _observer_kind(self) -> str:
-        kinds = {
-            "polling" if isinstance(w, Poller) else "inotify" for w in self._watches.values()
-        }
+        kinds = {"polling" if isinstance(w, Poller) else "inotify" for w in self._watches.values()}
         return "+".join(sorted(kinds)) or "none"
 
     def _mode_for(self, root: Path) -> tuple[str, str]:

@@ -78,8 +78,10 @@ class Poller:
 
     ``start()`` lists the tree before it returns (so every change after that is
     reported), then a daemon thread polls every ``interval_s``. A pass stats every
-    folder, and files for at most ``budget * interval_s`` seconds beyond the
-    ``ceil(files * interval_s / sweep_s)`` it must stat to check each within ``sweep_s``.
+    folder, and files for at most ``budget * interval_s`` seconds of this thread's CPU
+    time beyond the ``ceil(files * interval_s / sweep_s)`` it must stat to check each
+    within ``sweep_s`` (CPU time, not wall time: other work on the machine does not
+    shrink the slice, so a tree that fits, some 10k files, is swept whole every pass).
     ``emit`` is called from that thread (from the caller's, for ``poll()``), which must
     then be the only one making passes: a Poller holds no lock.
     """
@@ -149,7 +151,7 @@ class Poller:
     def poll(self) -> None:
         """One pass: the first lists the tree and reports nothing, each later one reports
         what changed since."""
-        started = time.perf_counter()
+        started = time.thread_time()
         self._root_real = os.path.realpath(self.root)
         if not self._primed:
             try:
@@ -404,7 +406,7 @@ class Poller:
         while done < total:
             if done < at_least:
                 count = min(SWEEP_CHUNK, at_least - done, total - done)
-            elif time.perf_counter() - started < time_left:
+            elif time.thread_time() - started < time_left:
                 count = min(SWEEP_CHUNK, total - done)
             else:
                 break
