@@ -47,6 +47,7 @@ from indexer.engine.base import Snapshot
 from indexer.sources.base import CJK_CHARS, TOKEN_PATTERN, is_hidden
 from indexer.sources.commands import CommandsSource, _as_tags
 from indexer.store import SkipFile, read_file
+from query import budget, paging, parts
 from query.args import check_name, check_query, check_range
 from query.context import QueryContext
 from query.errors import TroveError
@@ -55,6 +56,7 @@ from query.indexes import Derived, source_folder
 
 COLLECTION = "commands"
 MAX_RESULTS = 100
+MAX_LISTED = 1000
 Tier = Literal["tier1", "tier2", "tier3"]
 
 # Each tier's score band (low, high): see the module docstring.
@@ -143,6 +145,7 @@ _STOP_WORDS = frozenset(
 class CommandMatch(BaseModel):
     """One command found by search_commands."""
 
+    id: str = Field(description="The command's name: what get_command and trove get take.")
     name: str = Field(description="Command name (the file name without .md).")
     score: float = Field(description="Relevance 0-1, higher is better; comparable across tiers.")
     tier: Tier = Field(
@@ -166,6 +169,8 @@ class CommandSearchResponse(BaseModel):
     results: list[CommandMatch] = Field(description="Best first.")
     search_time_ms: float = Field(description="Time the search took, in milliseconds.")
     total_found: int = Field(description="How many commands matched, before max_results.")
+    next_offset: int | None = Field(default=None, description=paging.NEXT_OFFSET_DESCRIPTION)
+    note: str | None = Field(default=None, description="Set when the page was cut to fit.")
     freshness: Freshness = Field(description="How current the index this answer read is.")
 
 
@@ -179,9 +184,19 @@ class CommandDetail(BaseModel):
     )
     tags: list[str] = Field(description="Tags from the frontmatter.")
     frontmatter: dict[str, Any] = Field(
-        description="The whole YAML frontmatter as JSON (empty if missing or malformed)."
+        description="The whole YAML frontmatter as JSON (empty if missing or malformed; a "
+        "text over 1,000 characters is cut when the frontmatter would crowd the answer: "
+        "see note)."
     )
-    content: str = Field(description="The markdown body: the file without its frontmatter.")
+    content: str = Field(
+        description="The markdown body (the file without its frontmatter), lines start_line "
+        "to end_line: a long body comes in parts (see next_offset)."
+    )
+    start_line: int = Field(description=parts.START_LINE + " Lines of the body.")
+    end_line: int = Field(description=parts.END_LINE)
+    total_lines: int = Field(description=parts.TOTAL_LINES)
+    next_offset: int | None = Field(description=parts.NEXT_OFFSET)
+    note: str | None = Field(default=None, description=parts.PART_NOTE)
     path: str = Field(description="Absolute path of the command file.")
     is_dependency: bool = Field(
         description="Whether it is a helper of other commands (is_dependency: true)."
@@ -191,6 +206,7 @@ class CommandDetail(BaseModel):
 class CommandSummary(BaseModel):
     """One command in a listing."""
 
+    id: str = Field(description="The command's name: what get_command and trove get take.")
     name: str = Field(description="Command name (the file name without .md).")
     description: str = Field(description="The command's description.")
     tags: list[str] = Field(description="Tags from the frontmatter.")
@@ -204,6 +220,9 @@ class CommandList(BaseModel):
     """The answer to list_commands."""
 
     commands: list[CommandSummary] = Field(description="By name.")
+    total: int = Field(description="How many commands the listing holds in all.")
+    next_offset: int | None = Field(default=None, description=paging.NEXT_OFFSET_DESCRIPTION)
+    note: str | None = Field(default=None, description="Set when the list was cut to fit.")
     freshness: Freshness = Field(description="How current the index this answer read is.")
 
 
@@ -644,7 +663,9 @@ def _readable(root: Path, command: Command) -> bool:
     return os.access(root / command.key, os.R_OK) and (root / command.key).is_file()
 
 
-def search_commands(ctx: QueryContext, query: str, max_results: int = 10) -> CommandSearchResponse:
+def search_commands(
+    ctx: QueryContext, query: str, max_results: int = 10, offset: int = 0
+) -> CommandSearchResponse:
     """Commands for a job, by file name (tier 1), content (tier 2) and reports (tier 3).
 
     Commands marked ``is_dependency: true`` and commands whose file is gone are left out.
@@ -653,10 +674,13 @@ def search_commands(ctx: QueryContext, query: str, max_results: int = 10) -> Com
     started = time.monotonic()
     text = check_query(query)
     check_range(max_results, "max_results", 1, MAX_RESULTS)
+    offset = paging.check_offset(offset, max_results)
     root = _commands_root(ctx)
     deadline = started + ctx.settings.commands.search_timeout_ms / 1000
     with _catalogued(ctx) as (catalog, snapshot):
-        return _search(ctx, catalog, snapshot, root, text, max_results, started, deadline)
+        found = _search(ctx, catalog, snapshot, root, text, max_results, offset, started, deadline)
+    budget.fit_page(found, "results", offset)
+    return found
 
 
 def _search(
@@ -666,6 +690,7 @@ def _search(
     root: Path,
     text: str,
     max_results: int,
+    offset: int,
     started: float,
     deadline: float,
 ) -> CommandSearchResponse:
@@ -692,21 +717,24 @@ def _search(
 
     alive = [m for m in _merge(found) if _readable(root, m.found.command)]
     alive.sort(key=lambda m: (-m.score, -m.bonus, m.found.command.name))
+    shown, more = paging.page(alive, offset, max_results)
     results = [
         CommandMatch(
+            id=m.found.command.name,
             name=m.found.command.name,
             score=round(m.score, 3),
             tier=m.found.tier,
-            description=m.found.command.description,
-            match_reason=m.reason,
+            description=budget.clip(m.found.command.description),
+            match_reason=budget.clip(m.reason),
         )
-        for m in alive[:max_results]
+        for m in shown
     ]
     fresh = _marked(ctx, snapshot, root, results)
     return CommandSearchResponse(
         results=results,
         search_time_ms=round((time.monotonic() - started) * 1000, 1),
         total_found=len(alive),
+        next_offset=more,
         freshness=fresh,
     )
 
@@ -744,9 +772,19 @@ def _merge(found: list[_Found]) -> list[_Merged]:
     return merged
 
 
-def get_command(ctx: QueryContext, name: str) -> CommandDetail:
-    """One command in full, read from its file (``name`` without or with ``.md``)."""
+def get_command(
+    ctx: QueryContext,
+    name: str,
+    offset: int | None = None,
+    limit: int | None = None,
+    *,
+    whole: bool = False,
+) -> CommandDetail:
+    """One command, read from its file (``name`` without or with ``.md``): all of it, or
+    its body from line ``offset`` (``limit`` lines, or as many as fit; query/parts.py).
+    ``whole``: everything, whatever its size (the web page)."""
     name = check_name(name, "command name", "INVALID_ARGUMENT")
+    first, count = parts.check_part(offset, limit)
     if name.lower().endswith(".md"):
         name = name[:-3]
     root = _commands_root(ctx)
@@ -755,7 +793,7 @@ def get_command(ctx: QueryContext, name: str) -> CommandDetail:
     try:
         if is_hidden(rel) or not path.is_file():
             raise FileNotFoundError(rel)
-        data = read_file(root, rel, int(ctx.settings.index.max_file_mb * 1024 * 1024))
+        data = read_file(root, rel, parts.READ_MAX_BYTES)
     except (FileNotFoundError, SkipFile):
         raise TroveError(
             "NOT_FOUND",
@@ -763,16 +801,36 @@ def get_command(ctx: QueryContext, name: str) -> CommandDetail:
         ) from None
     doc = CommandsSource().parse(data).documents[0]
     meta = doc["frontmatter"]
-    return CommandDetail(
+    detail = CommandDetail(
         name=name,
         title=doc["title"],
         description=doc["description"],
         tags=_as_tags(meta.get("tags")),
         frontmatter=meta,
-        content=doc["body"],
+        content="",
+        start_line=first,
+        end_line=first - 1,
+        total_lines=0,
+        next_offset=None,
         path=str(path),
         is_dependency=doc["is_dependency"],
     )
+    crowded = not whole and budget.size(detail) > budget.DEFAULT_CHARS // 2
+    if crowded:  # the metadata alone would leave the body little room: its long texts cut
+        detail.title, detail.description = (
+            budget.clip(detail.title),
+            budget.clip(detail.description),
+        )
+        detail.tags = [budget.clip(t) for t in detail.tags[:100]]
+        detail.frontmatter = budget.clip_values(meta)
+    detail = parts.filled(detail, doc["body"], first, count, whole)
+    if crowded:
+        said = (
+            "long texts of the frontmatter, title, description or tags were cut to "
+            f"{budget.FIELD_CHARS:,} characters; the file ({detail.path}) has them whole"
+        )
+        detail.note = f"{said}; {detail.note}" if detail.note else said
+    return detail
 
 
 def _suggest(ctx: QueryContext, name: str) -> str:
@@ -783,18 +841,48 @@ def _suggest(ctx: QueryContext, name: str) -> str:
     return f" Did you mean {_and([_shown(n) for n in close])}?" if close else ""
 
 
-def list_commands(ctx: QueryContext, include_dependencies: bool = False) -> CommandList:
-    """Every command (helpers marked is_dependency only when asked for), by name."""
+def list_commands(
+    ctx: QueryContext,
+    include_dependencies: bool = False,
+    max_results: int = MAX_LISTED,
+    offset: int = 0,
+) -> CommandList:
+    """The commands (helpers marked is_dependency only when asked for), by name: the page
+    of ``max_results`` from command ``offset`` on (the spec lists them all; a long list
+    comes in pages to keep the answer's size)."""
+    if not isinstance(include_dependencies, bool):
+        raise TroveError(
+            "INVALID_ARGUMENT",
+            f"include_dependencies must be true or false, got {include_dependencies!r}",
+        )
+    check_range(max_results, "max_results", 1, MAX_LISTED)
+    offset = check_range(offset, "offset", 0, None)
     root = _commands_root(ctx)
     with _catalogued(ctx) as (catalog, snapshot):
-        listed = [
-            CommandSummary(
-                name=c.name, description=c.description, tags=c.tags, is_dependency=c.is_dependency
-            )
+        chosen = [
+            c
             for c in catalog.commands
             if (include_dependencies or not c.is_dependency) and _readable(root, c)
         ]
-        return CommandList(commands=listed, freshness=_marked(ctx, snapshot, root, listed))
+        shown, more = paging.page(chosen, offset, max_results)
+        listed = [
+            CommandSummary(
+                id=c.name,
+                name=c.name,
+                description=budget.clip(c.description),
+                tags=[budget.clip(t) for t in c.tags],
+                is_dependency=c.is_dependency,
+            )
+            for c in shown
+        ]
+        answer = CommandList(
+            commands=listed,
+            total=len(chosen),
+            next_offset=more,
+            freshness=_marked(ctx, snapshot, root, listed),
+        )
+    budget.fit_page(answer, "commands", offset)
+    return answer
 
 
 def _memo(ctx: QueryContext) -> CommandsCache:

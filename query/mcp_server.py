@@ -28,7 +28,7 @@ from pydantic import Field, ValidationError
 from indexer.config import Settings
 from indexer.sources.elog import allowed_filter_values
 from indexer.store import IndexLockedError, StoreError
-from query import commands, elog, reports, search_all, web, workspace
+from query import commands, elog, paging, parts, reports, search_all, trove_version, web, workspace
 from query.args import MAX_QUERY_CHARS
 from query.context import QueryContext
 from query.errors import ErrorCode, TroveError
@@ -42,7 +42,8 @@ SERVER_NAME = "trove"
 INSTRUCTIONS = (
     "trove searches local collections (search: all of them at once): analysis reports (search_reports, "
     "list_command_reports, get_report), the commands that produce them (search_commands, "
-    "get_command, list_commands), past conversations (search_workspace), the SwissFEL "
+    "get_command, list_commands), past conversations (search_workspace, get_conversation), "
+    "the SwissFEL "
     "electronic logbook (search_elog, get_elog_thread), and the web through SearXNG "
     "(search_web). Errors read 'CODE: what went wrong and what to do'."
 )
@@ -209,6 +210,24 @@ def _count(description: str, high: int) -> Any:
     return Field(ge=1, le=high, description=description)
 
 
+# The page of hits (query/paging.py) and the part of a document (query/parts.py).
+OFFSET = Annotated[
+    int, Field(ge=0, le=paging.MAX_WINDOW - 1, description=paging.OFFSET_DESCRIPTION)
+]
+LIST_OFFSET = Annotated[
+    int,
+    Field(
+        ge=0,
+        description="Entries to skip: 0 for the first page; the previous answer's next_offset "
+        "for the next.",
+    ),
+]
+PART_OFFSET = Annotated[int | None, Field(ge=1, description=parts.OFFSET_DESCRIPTION)]
+PART_LIMIT = Annotated[
+    int | None, Field(ge=1, le=parts.MAX_LIMIT, description=parts.LIMIT_DESCRIPTION)
+]
+
+
 def _choices(attribute: str, values: list[str], examples: str) -> str:
     if not values:
         return f"Optional: filter by {attribute} (free text in this logbook), e.g. {examples}."
@@ -235,6 +254,7 @@ def build_server(settings: Settings) -> TroveServer:
         settings,
         name=SERVER_NAME,
         title="trove: local search",
+        version=trove_version(),
         instructions=INSTRUCTIONS,
         log_level="WARNING",
     )
@@ -264,7 +284,10 @@ def build_server(settings: Settings) -> TroveServer:
                 examples=["analyze_zoom_speech_sdk_log", "proxy-slow-meeting-analysis-command"],
             ),
         ] = None,
-        max_results: Annotated[int, _count("Maximum number of results to return", 100)] = 10,
+        max_results: Annotated[
+            int, _count("Maximum number of results to return", reports.MAX_RESULTS)
+        ] = 10,
+        offset: OFFSET = 0,
     ) -> reports.SearchReportsResult:
         """Search the analysis reports (markdown files kept in one folder per command that
         produced them) for a word, phrase or question, case-insensitively. It answers in
@@ -275,9 +298,13 @@ def build_server(settings: Settings) -> TroveServer:
         misspelt words were replaced by the closest indexed words (`corrected_query`).
         `note` says how the query was matched and, when nothing matched, which words no
         report holds (`suggestions`: the closest indexed words). Each hit has an excerpt
-        around the first match, its date and path. Then read one with get_report, or
-        browse one command's reports with list_command_reports."""
-        return await run_query(reports.search_reports, ctx, query, command_filter, max_results)
+        around the first match, its line and heading (to cite it, or to read it there with
+        get_report's offset), its date and path. next_offset asks for the next page. Then
+        read one with get_report, or browse one command's reports with
+        list_command_reports."""
+        return await run_query(
+            reports.search_reports, ctx, query, command_filter, max_results, offset
+        )
 
     async def list_command_reports(
         command_name: Annotated[
@@ -289,13 +316,15 @@ def build_server(settings: Settings) -> TroveServer:
             ),
         ],
         max_results: Annotated[
-            int, _count("Maximum number of reports to return (newest first)", 1000)
+            int, _count("Maximum number of reports to return (newest first)", reports.MAX_LISTED)
         ] = 50,
+        offset: LIST_OFFSET = 0,
     ) -> reports.CommandReports:
         """List the reports one command produced, newest first (by the date in the file
         name; undated reports last), with date, size, path and link. A command with no
-        reports folder gets NOT_FOUND. Read one with get_report."""
-        return await run_query(reports.list_command_reports, ctx, command_name, max_results)
+        reports folder gets NOT_FOUND. next_offset asks for the next page. Read one with
+        get_report."""
+        return await run_query(reports.list_command_reports, ctx, command_name, max_results, offset)
 
     async def get_report(
         command_name: Annotated[
@@ -308,10 +337,15 @@ def build_server(settings: Settings) -> TroveServer:
                 "list_command_reports return it (with .md)."
             ),
         ],
+        offset: PART_OFFSET = None,
+        limit: PART_LIMIT = None,
     ) -> reports.Report:
-        """Get one report's full markdown content, by its command and file name as
-        search_reports or list_command_reports return them, with its date, path and link."""
-        return await run_query(reports.get_report, ctx, command_name, report_name)
+        """Get one report's markdown, by its command and file name as search_reports or
+        list_command_reports return them, with its date, path and link. A long report
+        comes in parts of whole lines: content holds start_line to end_line of
+        total_lines; ask again with offset=next_offset for the next (null: the end). To
+        read around a search hit, give offset a little before its line."""
+        return await run_query(reports.get_report, ctx, command_name, report_name, offset, limit)
 
     # ------------------------------------------------------------------ commands
 
@@ -327,13 +361,15 @@ def build_server(settings: Settings) -> TroveServer:
         max_results: Annotated[
             int, _count("Maximum number of results to return", commands.MAX_RESULTS)
         ] = 10,
+        offset: OFFSET = 0,
     ) -> commands.CommandSearchResponse:
         """Find the command (a markdown playbook with YAML frontmatter) for a job, in three
         tiers: tier1 matches the command's file name, tier2 its title, description, tags
         and text (fuzzy), tier3 the reports it produced for similar problems. Scores are
         0-1, best first, each with the reason it matched. Helper commands
-        (is_dependency) are left out. Read the one you pick with get_command."""
-        return await run_query(commands.search_commands, ctx, query, max_results)
+        (is_dependency) are left out. next_offset asks for the next page. Read the one you
+        pick with get_command."""
+        return await run_query(commands.search_commands, ctx, query, max_results, offset)
 
     async def get_command(
         name: Annotated[
@@ -344,10 +380,14 @@ def build_server(settings: Settings) -> TroveServer:
                 examples=["analyze_zoom_speech_sdk_log"],
             ),
         ],
+        offset: PART_OFFSET = None,
+        limit: PART_LIMIT = None,
     ) -> commands.CommandDetail:
-        """Get one command in full: title, description, tags, the whole frontmatter and the
-        markdown body. An unknown name gets NOT_FOUND with the closest names."""
-        return await run_query(commands.get_command, ctx, name)
+        """Get one command: title, description, tags, the whole frontmatter and the
+        markdown body. A long body comes in parts of whole lines (start_line to end_line
+        of total_lines; ask again with offset=next_offset). An unknown name gets
+        NOT_FOUND with the closest names."""
+        return await run_query(commands.get_command, ctx, name, offset, limit)
 
     async def list_commands(
         include_dependencies: Annotated[
@@ -357,10 +397,17 @@ def build_server(settings: Settings) -> TroveServer:
                 "(is_dependency: true in their frontmatter)."
             ),
         ] = False,
+        max_results: Annotated[
+            int, _count("Maximum number of commands to return", commands.MAX_LISTED)
+        ] = commands.MAX_LISTED,
+        offset: LIST_OFFSET = 0,
     ) -> commands.CommandList:
         """List every command (a markdown playbook for a job) by name, with its description
-        and tags; helper commands only with include_dependencies. Read one with get_command."""
-        return await run_query(commands.list_commands, ctx, include_dependencies)
+        and tags; helper commands only with include_dependencies. A long list comes in
+        pages (next_offset). Read one with get_command."""
+        return await run_query(
+            commands.list_commands, ctx, include_dependencies, max_results, offset
+        )
 
     # ------------------------------------------------------------------ conversations
 
@@ -380,6 +427,7 @@ def build_server(settings: Settings) -> TroveServer:
         max_results: Annotated[
             int, _count("Maximum number of matching lines to return", workspace.MAX_RESULTS)
         ] = 10,
+        offset: OFFSET = 0,
     ) -> workspace.WorkspaceSearchResponse:
         """Search past conversations (conversations/{YYYY-MM or YYYY-MM-DD}/{NNN-slug}/
         files) for a text, line by line: one result per matching line with the
@@ -390,8 +438,31 @@ def build_server(settings: Settings) -> TroveServer:
         corrected_query), 'related' (some of the words or words of the same stem; stop
         words never match alone; most words first). note says how the query was matched
         or why nothing did (unknown words, with suggestions; a date_range naming no
-        folder); total_found counts the matching lines of the tier that answered."""
-        return await run_query(workspace.search_workspace, ctx, query, date_range, max_results)
+        folder); total_found counts the matching lines of the tier that answered. Each hit's
+        id (file:line) opens it with get_conversation; next_offset asks for the next
+        page."""
+        return await run_query(
+            workspace.search_workspace, ctx, query, date_range, max_results, offset
+        )
+
+    async def get_conversation(
+        id: Annotated[
+            str,
+            Field(
+                description="A conversation file: a search_workspace hit's id "
+                "(2025-11-18/001-weekly-planning/conversation.md:16, which starts the part "
+                "at line 16) or the same path without its line.",
+                examples=["2025-11-18/001-weekly-planning/conversation.md:16"],
+            ),
+        ],
+        offset: PART_OFFSET = None,
+        limit: PART_LIMIT = None,
+    ) -> workspace.Conversation:
+        """Get a conversation file, by the id a search_workspace (or search) hit carries.
+        A long file comes in parts of whole lines: content holds start_line to end_line
+        of total_lines; ask again with offset=next_offset for the next (null: the end).
+        An id ending in :LINE starts at that line unless offset says otherwise."""
+        return await run_query(workspace.get_conversation, ctx, id, offset, limit)
 
     # ------------------------------------------------------------------ ELOG
 
@@ -441,6 +512,7 @@ def build_server(settings: Settings) -> TroveServer:
         max_results: Annotated[
             int, _count("Maximum number of results to return", elog.MAX_RESULTS)
         ] = 10,
+        offset: OFFSET = 0,
     ) -> elog.ElogSearchResponse:
         """Search SwissFEL ELOG (electronic logbook) entries, ranked by relevance. Supports
         text search, regex patterns, time ranges and attribute filters (category, system,
@@ -454,9 +526,18 @@ def build_server(settings: Settings) -> TroveServer:
         closest indexed word (corrected_query, suggestions). Each text hit's match says
         how: words (every word), related (some of them), fuzzy (after a correction). note
         explains corrections and empty answers (words no entry holds, or the filter or
-        date range that left nothing)."""
+        date range that left nothing). next_offset asks for the next page."""
         return await run_query(
-            elog.search_elog, ctx, query, since, until, category, system, domain, max_results
+            elog.search_elog,
+            ctx,
+            query,
+            since,
+            until,
+            category,
+            system,
+            domain,
+            max_results,
+            offset,
         )
 
     async def get_elog_thread(
@@ -528,18 +609,22 @@ def build_server(settings: Settings) -> TroveServer:
                 examples=["2025-12-31"],
             ),
         ] = None,
-        max_results: Annotated[int, _count("Maximum number of hits to return", 50)] = 10,
+        max_results: Annotated[
+            int, _count("Maximum number of hits to return", search_all.MAX_RESULTS)
+        ] = 10,
+        offset: OFFSET = 0,
     ) -> search_all.SearchResponse:
         """Search every collection at once: reports, commands, conversations and the ELOG
         logbook. Each is searched with its own ranking and the lists are fused by
         reciprocal rank (1 / (60 + rank)), so no collection's scores dominate. Each hit
         says its `collection`, and its `id` is what that collection's get tool takes
-        (get_report: command/report; get_command: name; a conversation's path:line;
-        get_elog_thread: the ELOG id); `match` is how it matched there. `by_collection`
-        counts the matches per collection; `note` names collections that could not be
-        searched. Use the per-collection tools for their filters."""
+        (get_report: command/report; get_command: name; get_conversation: path:line;
+        get_elog_thread: the ELOG id); `match` is how it matched there, `line` and
+        `heading` where (reports and conversations). `by_collection` counts the matches
+        per collection; `note` names collections that could not be searched; next_offset
+        asks for the next page. Use the per-collection tools for their filters."""
         return await run_query(
-            search_all.search, ctx, query, collections, since, until, max_results
+            search_all.search, ctx, query, collections, since, until, max_results, offset
         )
 
     for fn in (
@@ -550,6 +635,7 @@ def build_server(settings: Settings) -> TroveServer:
         get_command,
         list_commands,
         search_workspace,
+        get_conversation,
         search_elog,
         get_elog_thread,
         search,

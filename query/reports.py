@@ -53,9 +53,10 @@ from indexer.engine.postings import token_hash
 from indexer.sources.base import FileData, is_hidden
 from indexer.sources.reports import TOKEN_PATTERN, date_from_name
 from indexer.store import SkipFile, read_file
+from query import budget, paging, parts, text_count
 from query import report_tiers as tiers
-from query import text_count
 from query.args import check_name, check_query, check_range
+from query.citations import heading_above, line_of
 from query.context import Plan, QueryContext
 from query.errors import ErrorCode, TroveError
 from query.forgiving import FEW_WORDS, content_weights, content_words, is_cjk
@@ -65,6 +66,8 @@ from query.indexes import Derived, source_folder
 log = logging.getLogger(__name__)
 
 COLLECTION = "reports"
+MAX_RESULTS = 100
+MAX_LISTED = 1000
 EXCERPT_CHARS = 100  # of context on each side of the first match
 ELLIPSIS = "..."
 
@@ -109,12 +112,17 @@ Match = Literal["exact", "words", "related", "fuzzy"]
 
 
 class ReportHit(BaseModel):
+    id: str = Field(description="command/report: what get_report and trove get take")
     report_name: str = Field(description="Report file name")
     command_name: str = Field(description="Command that generated this report")
     date: str | None = Field(
         description="Report date from the file name (ISO 8601, midnight UTC), or null"
     )
     excerpt: str = Field(description="The text around the first match; '...' where cut")
+    line: int = Field(description="The 1-based line of the match the excerpt shows")
+    heading: str | None = Field(
+        description="The nearest markdown heading above that line (without its #'s), or null"
+    )
     link: str = Field(description="URL of the report, or its file:// URL")
     path: str = Field(description="Full file path to the report")
     count: int = Field(
@@ -153,10 +161,12 @@ class SearchReportsResult(BaseModel):
     corrected_query: str | None = Field(
         default=None, description="The query as corrected, when match is 'fuzzy'"
     )
+    next_offset: int | None = Field(default=None, description=paging.NEXT_OFFSET_DESCRIPTION)
     freshness: Freshness = Field(description="How current the index this answer read is")
 
 
 class ReportInfo(BaseModel):
+    id: str = Field(description="command/report: what get_report and trove get take")
     report_name: str
     date: str | None = Field(description="Date from the file name (ISO 8601), or null")
     path: str
@@ -168,21 +178,33 @@ class CommandReports(BaseModel):
     command_name: str
     reports: list[ReportInfo] = Field(description="Newest first; undated reports last")
     total: int = Field(description="Reports of this command; reports holds the newest of them")
+    next_offset: int | None = Field(default=None, description=paging.NEXT_OFFSET_DESCRIPTION)
+    note: str | None = Field(default=None, description="Set when the list was cut to fit")
     freshness: Freshness = Field(
         description="The listing reads the folder itself: as_of is the time of the call"
     )
 
 
 class Report(BaseModel):
+    id: str = Field(description="command/report: what search hits call it")
     report_name: str
     command_name: str
     date: str | None = Field(description="Date from the file name (ISO 8601), or null")
     path: str
     link: str
-    content: str
+    content: str = Field(
+        description="The report's markdown, lines start_line to end_line (a long report "
+        "comes in parts: see next_offset)"
+    )
+    start_line: int = Field(description=parts.START_LINE)
+    end_line: int = Field(description=parts.END_LINE)
+    total_lines: int = Field(description=parts.TOTAL_LINES)
+    next_offset: int | None = Field(description=parts.NEXT_OFFSET)
+    note: str | None = Field(default=None, description=parts.PART_NOTE)
     size: int = Field(description="Size of the file in bytes")
     truncated: bool = Field(
-        description="The file is larger than [index] max_file_mb; content holds its beginning"
+        description=f"The file is larger than {parts.READ_MAX_BYTES // 1048576} MB: the lines "
+        "past that are not served"
     )
 
 
@@ -219,11 +241,16 @@ def excerpt(text: str, lowered: str, start: int, end: int) -> str:
     About EXCERPT_CHARS characters on each side, runs of white space (newlines too) made
     one space, and ELLIPSIS where the text was cut.
     """
+    return _around(text, *in_text(text, lowered, start, end))
+
+
+def in_text(text: str, lowered: str, start: int, end: int) -> tuple[int, int]:
+    """Where ``lowered[start:end]`` is in ``text`` (``lowered`` is ``text.lower()``)."""
     if len(lowered) != len(text):  # lower-casing changed lengths ('İ' -> 'i̇'): map back
         ends = list(accumulate(len(c.lower()) for c in text))
         start = bisect_right(ends, start)
         end = min(len(text), bisect_left(ends, end) + 1)
-    return _around(text, start, end)
+    return start, end
 
 
 def _around(text: str, start: int, end: int) -> str:
@@ -251,14 +278,18 @@ def search_reports(
     query: str,
     command_filter: str | None = None,
     max_results: int = 10,
+    offset: int = 0,
 ) -> SearchReportsResult:
-    """Reports holding the query (case-insensitive), most occurrences first, then newest."""
+    """Reports holding the query (case-insensitive), most occurrences first, then newest;
+    the page from hit ``offset`` on (query/paging.py)."""
     q = check_query(query)
     if command_filter is not None:
         command_filter = check_name(
             command_filter, "command_filter", "INVALID_COMMAND_FILTER", command=True
         )
-    check_range(max_results, "max_results", 1, 100)
+    check_range(max_results, "max_results", 1, MAX_RESULTS)
+    offset = paging.check_offset(offset, max_results)
+    n = paging.window(offset, max_results)
     root = reports_root(ctx.settings)
     if command_filter is not None:
         command_dir(root, command_filter, "DIRECTORY_NOT_FOUND")
@@ -268,7 +299,7 @@ def search_reports(
         if snapshot is None:
             return SearchReportsResult(results=[], freshness=fresh)
         segments = _segments(snapshot, ctx.plan)
-        answer = _exact_or_words(segments, q.lower(), command_filter, max_results)
+        answer = _exact_or_words(segments, q.lower(), command_filter, n)
         note = suggestions = corrected = None
         if answer is None:
             qwords = content_words(q)
@@ -292,7 +323,7 @@ def search_reports(
             suggestions = list(dict.fromkeys(chain.from_iterable(fixes.values())))
             if any(fixes.values()):
                 corrected = _corrected(q, {w: c[0] for w, c in fixes.items() if c})
-                answer = _exact_or_words(segments, corrected.lower(), command_filter, max_results)
+                answer = _exact_or_words(segments, corrected.lower(), command_filter, n)
                 answer = answer or _related(
                     ctx, snapshot, segments, corrected, command_filter, families
                 )
@@ -314,15 +345,19 @@ def search_reports(
                 )
         elif answer.match == "words":
             note = "no report holds the whole query; reports holding every word, in any order"
-        results = _results(ctx, files, segments, answer, q.lower(), command_filter, max_results)
-        mark_stale(snapshot, root, results, lambda h: f"{h.command_name}/{h.report_name}")
-    return SearchReportsResult(
+        ranked = _results(ctx, files, segments, answer, q.lower(), command_filter, n)
+        results, more = paging.page(ranked, offset, max_results)
+        mark_stale(snapshot, root, results, lambda h: h.id)
+    found = SearchReportsResult(
         results=results,
         note=note,
         suggestions=suggestions or [],
         corrected_query=corrected if answer.match == "fuzzy" else None,
+        next_offset=more,
         freshness=fresh,
     )
+    budget.fit_page(found, "results", offset)
+    return found
 
 
 class _Tier(NamedTuple):
@@ -445,11 +480,13 @@ def _nothing(
 
 
 def list_command_reports(
-    ctx: QueryContext, command_name: str, max_results: int = 50
+    ctx: QueryContext, command_name: str, max_results: int = 50, offset: int = 0
 ) -> CommandReports:
-    """A command's reports, newest first (by the file-name date; undated last)."""
+    """A command's reports, newest first (by the file-name date; undated last); the page
+    from report ``offset`` on."""
     command = check_name(command_name, "command_name", "INVALID_COMMAND_FILTER", command=True)
-    check_range(max_results, "max_results", 1, 1000)
+    check_range(max_results, "max_results", 1, MAX_LISTED)
+    offset = check_range(offset, "offset", 0, None)
     root = reports_root(ctx.settings)
     folder = command_dir(root, command, "NOT_FOUND")
     root_real = os.path.realpath(root)
@@ -472,10 +509,12 @@ def list_command_reports(
         found.append((order, name, st.st_size))
     found.sort()
     reports = []
-    for _, name, size in found[:max_results]:
+    shown, more = paging.page(found, offset, max_results)
+    for _, name, size in shown:
         path = folder / name
         reports.append(
             ReportInfo(
+                id=f"{command}/{name}",
                 report_name=name,
                 date=iso_date(date_from_name(name)),
                 path=str(path),
@@ -483,18 +522,32 @@ def list_command_reports(
                 size=size,
             )
         )
-    return CommandReports(
+    listing = CommandReports(
         command_name=command,
         reports=reports,
         total=len(found),
+        next_offset=more,
         freshness=ctx.watcher.freshness(COLLECTION, listed),
     )
+    budget.fit_page(listing, "reports", offset)
+    return listing
 
 
-def get_report(ctx: QueryContext, command_name: str, report_name: str) -> Report:
-    """One report's full content."""
+def get_report(
+    ctx: QueryContext,
+    command_name: str,
+    report_name: str,
+    offset: int | None = None,
+    limit: int | None = None,
+    *,
+    whole: bool = False,
+) -> Report:
+    """One report: all of it, or the part from line ``offset`` (``limit`` lines, or as
+    many as fit the answer's budget; see query/parts.py). ``whole``: all of it, whatever
+    its size (the web page)."""
     command = check_name(command_name, "command_name", "INVALID_COMMAND_FILTER", command=True)
     name = check_name(report_name, "report_name", "INVALID_COMMAND_FILTER")
+    first, count = parts.check_part(offset, limit)
     root = reports_root(ctx.settings)
     command_dir(root, command, "NOT_FOUND")
     if is_hidden(name) or not name.lower().endswith(".md"):
@@ -503,9 +556,8 @@ def get_report(ctx: QueryContext, command_name: str, report_name: str) -> Report
             f"{name!r} is not a report (reports are .md files); "
             f"list_command_reports('{command}') shows the reports there",
         )
-    max_bytes = int(ctx.settings.index.max_file_mb * 1024 * 1024)
     try:
-        data = read_file(root, f"{command}/{name}", max_bytes)
+        data = read_file(root, f"{command}/{name}", parts.READ_MAX_BYTES)
     except (FileNotFoundError, SkipFile) as exc:
         why = "no such report" if isinstance(exc, FileNotFoundError) else str(exc)
         raise TroveError(
@@ -513,16 +565,22 @@ def get_report(ctx: QueryContext, command_name: str, report_name: str) -> Report
             f"{command}/{name}: {why}; list_command_reports('{command}') shows the reports there",
         ) from None
     path = root / command / name
-    return Report(
+    report = Report(
+        id=f"{command}/{name}",
         report_name=name,
         command_name=command,
         date=iso_date(date_from_name(name)),
         path=str(path),
         link=report_link(ctx.settings, command, name, path),
-        content=data.text(),
+        content="",
+        start_line=first,
+        end_line=first - 1,
+        total_lines=0,
+        next_offset=None,
         size=data.size,
         truncated=data.truncated,
     )
+    return parts.filled(report, data.text(), first, count, whole)
 
 
 def reports_root(settings: Settings) -> Path:
@@ -1143,18 +1201,19 @@ def _hit(
     if text is None:
         return None
     indexed = ranked.segment.segment.bytes_column("text").value(ranked.doc)
-    if (found := _first_match_indexed(text, indexed, needles)) is not None:
-        quote_ = _around(text, *found)
-    else:
+    if (found := _first_match_indexed(text, indexed, needles)) is None:
         lowered = text.lower()
         start, length = first_match(lowered, needles)
-        quote_ = excerpt(text, lowered, start, start + length)
+        found = in_text(text, lowered, start, start + length)
     path = files.path(ranked.key)
     return ReportHit(
+        id=ranked.key,
         report_name=name,
         command_name=command,
         date=iso_date(date_from_name(name)),
-        excerpt=quote_,
+        excerpt=_around(text, *found),
+        line=line_of(text, found[0]),
+        heading=heading_above(text, found[0]),
         link=report_link(settings, command, name, path),
         path=path,
         count=ranked.occurrences,

@@ -2,8 +2,14 @@
 reciprocal rank (k = 60), so that no collection's score scale dominates.
 
 Each hit's ``id`` is what that collection's get tool takes: ``command/report`` for a report
-(get_report), a command's name (get_command), ``path:line`` for a conversation line, an
-ELOG id (get_elog_thread).
+(get_report), a command's name (get_command), ``path:line`` for a conversation line (the
+path relative to the conversations folder: get_conversation), an ELOG id
+(get_elog_thread).
+
+Pages: a hit at rank r in its collection scores 1 / (60 + r), so the fused first m hits
+come from the collections' first m each; every collection's list is read page after
+page (its own paging) until it holds m hits in the dates asked for, or ends. Page k+1
+then continues page k exactly.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from query import budget, paging
 from query.args import check_query, check_range
 from query.commands import search_commands
 from query.context import QueryContext
@@ -44,6 +51,15 @@ class Hit(BaseModel):
     link: str | None = Field(description="URL of the document, when it has one.")
     score: float = Field(description="Reciprocal-rank score: 1 / (60 + rank in its collection).")
     match: str = Field(description="How it matched, in its collection's words (exact, words, ...).")
+    line: int | None = Field(
+        default=None,
+        description="For a report or conversation hit: the 1-based line of the match.",
+    )
+    heading: str | None = Field(
+        default=None,
+        description="For a report or conversation hit: the nearest markdown heading above "
+        "that line, or null.",
+    )
     stale: bool = Field(
         default=False,
         description="Its file changed after the index read it: the get tool shows it as it is.",
@@ -58,6 +74,7 @@ class SearchResponse(BaseModel):
     note: str | None = Field(
         default=None, description="Collections that could not be searched, and why."
     )
+    next_offset: int | None = Field(default=None, description=paging.NEXT_OFFSET_DESCRIPTION)
     freshness: Freshness | None = Field(
         description="How current the indexes read are, together: the oldest of their "
         "commits, the watcher (mode poll if it polls any of them), its pending changes, "
@@ -72,13 +89,15 @@ def search(
     since: str | None = None,
     until: str | None = None,
     max_results: int = 10,
+    offset: int = 0,
 ) -> SearchResponse:
     """Search every collection (or ``collections``) for ``query``; ``since``/``until``
     (YYYY-MM-DD, inclusive) keep dated documents in that span (commands have no date and
-    are left out when either is given). Raises TroveError: INVALID_QUERY,
-    INVALID_ARGUMENT, INVALID_DATE_RANGE."""
+    are left out when either is given); the page from hit ``offset`` on. Raises
+    TroveError: INVALID_QUERY, INVALID_ARGUMENT, INVALID_DATE_RANGE."""
     text = check_query(query)
     check_range(max_results, "max_results", 1, MAX_RESULTS)
+    offset = paging.check_offset(offset, max_results)
     names = list(dict.fromkeys(collections)) if collections else list(COLLECTIONS)
     unknown = [n for n in names if n not in COLLECTIONS]
     if unknown:
@@ -92,12 +111,12 @@ def search(
         raise TroveError("INVALID_DATE_RANGE", f"since {since} is after until {until}")
     if low or high:
         names = [n for n in names if n != "commands"]
-    depth = min(MAX_RESULTS, max_results * 2)
-    searches: dict[str, Callable[[], tuple[list[Hit], int, Freshness]]] = {
-        "reports": lambda: _reports(ctx, text, depth),
-        "commands": lambda: _commands(ctx, text, depth),
-        "conversations": lambda: _conversations(ctx, text, depth),
-        "elog": lambda: _elog(ctx, text, depth, since, until),
+    want = paging.window(offset, max_results)
+    pages: dict[str, Callable[[int, int], _Page]] = {
+        "reports": lambda n, at: _reports(ctx, text, n, at),
+        "commands": lambda n, at: _commands(ctx, text, n, at),
+        "conversations": lambda n, at: _conversations(ctx, text, n, at),
+        "elog": lambda n, at: _elog(ctx, text, n, at, since, until),
     }
     fused: list[tuple[float, int, Hit]] = []
     by_collection: dict[str, int] = {}
@@ -105,25 +124,50 @@ def search(
     read: list[Freshness] = []
     for order, name in enumerate(names):
         try:
-            hits, total, fresh = searches[name]()
+            hits, total, fresh = _first(pages[name], PAGE_SIZES[name], want, low, high)
         except TroveError as exc:
             if exc.is_input_error and len(names) == 1:
                 raise
             problems.append(f"{name}: {exc.message}")
             continue
         read.append(fresh)
-        hits = [h for h in hits if _within(h.date, low, high)]
         by_collection[name] = total if not (low or high) or name == "elog" else len(hits)
         for rank, hit in enumerate(hits, 1):
             hit.score = round(1.0 / (RRF_K + rank), 6)
             fused.append((hit.score, order, hit))
     fused.sort(key=lambda t: (-t[0], t[1]))
-    return SearchResponse(
-        hits=[hit for _, _, hit in fused[:max_results]],
+    shown, more = paging.page(fused, offset, max_results)
+    answer = SearchResponse(
+        hits=[hit for _, _, hit in shown],
         by_collection=by_collection,
         note="; ".join(problems) or None,
+        next_offset=more,
         freshness=combined(read),
     )
+    budget.fit_page(answer, "hits", offset)
+    return answer
+
+
+# A page of one collection's hits: the hits, how many match in all, the freshness.
+_Page = tuple[list["Hit"], int, Freshness, int | None]
+# The largest page each collection's search gives.
+PAGE_SIZES = {"reports": 100, "commands": 100, "conversations": 100, "elog": 50}
+
+
+def _first(
+    page_of: Callable[[int, int], _Page], size: int, want: int, low: date | None, high: date | None
+) -> tuple[list[Hit], int, Freshness]:
+    """A collection's first ``want`` hits in the dates (fewer if it has no more), read
+    page after page; how many match in all; the freshness of the last page read."""
+    hits: list[Hit] = []
+    at = 0
+    while True:
+        n = min(size, want - len(hits), paging.MAX_WINDOW - at)
+        found, total, fresh, more = page_of(n, at)
+        hits += [h for h in found if _within(h.date, low, high)]
+        if len(hits) >= want or more is None or more >= paging.MAX_WINDOW:
+            return hits[:want], total, fresh
+        at = more
 
 
 def _day(value: str | None, name: str) -> date | None:
@@ -153,10 +197,10 @@ def _within(when: str | None, low: date | None, high: date | None) -> bool:
     return (low is None or day >= low) and (high is None or day <= high)
 
 
-def _reports(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int, Freshness]:
-    answer = search_reports(ctx, text, max_results=depth)
+def _reports(ctx: QueryContext, text: str, n: int, at: int) -> _Page:
+    answer = search_reports(ctx, text, max_results=n, offset=at)
     hits = report_hits(answer.results)
-    return hits, len(hits), answer.freshness
+    return hits, at + len(hits), answer.freshness, answer.next_offset
 
 
 def report_hits(results: Iterable[ReportHit]) -> list[Hit]:
@@ -164,7 +208,7 @@ def report_hits(results: Iterable[ReportHit]) -> list[Hit]:
     return [
         Hit(
             collection="reports",
-            id=f"{r.command_name}/{r.report_name}",
+            id=r.id,
             title=r.report_name,
             date=r.date,
             snippet=r.excerpt,
@@ -172,17 +216,19 @@ def report_hits(results: Iterable[ReportHit]) -> list[Hit]:
             score=0.0,
             match=r.match,
             stale=r.stale,
+            line=r.line,
+            heading=r.heading,
         )
         for r in results
     ]
 
 
-def _commands(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int, Freshness]:
-    answer = search_commands(ctx, text, max_results=depth)
+def _commands(ctx: QueryContext, text: str, n: int, at: int) -> _Page:
+    answer = search_commands(ctx, text, max_results=n, offset=at)
     hits = [
         Hit(
             collection="commands",
-            id=c.name,
+            id=c.id,
             title=c.name,
             date=None,
             snippet=c.description,
@@ -193,15 +239,15 @@ def _commands(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int,
         )
         for c in answer.results
     ]
-    return hits, answer.total_found, answer.freshness
+    return hits, answer.total_found, answer.freshness, answer.next_offset
 
 
-def _conversations(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit], int, Freshness]:
-    answer = search_workspace(ctx, text, max_results=depth)
+def _conversations(ctx: QueryContext, text: str, n: int, at: int) -> _Page:
+    answer = search_workspace(ctx, text, max_results=n, offset=at)
     hits = [
         Hit(
             collection="conversations",
-            id=f"{w.path}:{w.line}",
+            id=w.id,
             title=w.conversation,
             date=w.date,
             snippet=w.excerpt,
@@ -209,17 +255,19 @@ def _conversations(ctx: QueryContext, text: str, depth: int) -> tuple[list[Hit],
             score=0.0,
             match=w.match,
             stale=w.stale,
+            line=w.line,
+            heading=w.heading,
         )
         for w in answer.results
     ]
-    return hits, answer.total_found, answer.freshness
+    return hits, answer.total_found, answer.freshness, answer.next_offset
 
 
 def _elog(
-    ctx: QueryContext, text: str, depth: int, since: str | None, until: str | None
-) -> tuple[list[Hit], int, Freshness]:
-    answer = search_elog(ctx, text, since=since, until=until, max_results=depth)
-    return elog_hits(answer.hits), answer.total, answer.freshness
+    ctx: QueryContext, text: str, n: int, at: int, since: str | None, until: str | None
+) -> _Page:
+    answer = search_elog(ctx, text, since=since, until=until, max_results=n, offset=at)
+    return elog_hits(answer.hits), answer.total, answer.freshness, answer.next_offset
 
 
 def elog_hits(found: Iterable[ElogHit], unmatched: str = "words") -> list[Hit]:
@@ -228,7 +276,7 @@ def elog_hits(found: Iterable[ElogHit], unmatched: str = "words") -> list[Hit]:
     return [
         Hit(
             collection="elog",
-            id=str(e.elog_id),
+            id=e.id,
             title=e.title,
             date=e.date,
             snippet=e.snippet,

@@ -114,7 +114,8 @@ def test_a_search_says_in_one_line_when_no_watcher_keeps_the_index_fresh_and_mar
 ) -> None:
     r = runner.invoke(app, ["--config", config, "search", "reports", "decode timeout"])
     assert r.exit_code == 0, r.output
-    notes = [line for line in r.stdout.splitlines() if "note:" in line]
+    assert "note:" not in r.stdout  # stdout keeps its shape: the note is on stderr
+    notes = [line for line in r.stderr.splitlines() if "note:" in line]
     assert len(notes) == 1 and "no watcher keeps the index fresh" in notes[0]
     # A report edited after the index read it is marked, and the note counts it.
     (tmp_path / "reports/speech/sdk_20251101.md").write_text("# First\n\ndecode timeout, later\n")
@@ -124,5 +125,5 @@ def test_a_search_says_in_one_line_when_no_watcher_keeps_the_index_fresh_and_mar
     stale = {h["report_name"]: h["stale"] for h in data["results"]}
     assert stale == {"sdk_20251101.md": True, "sdk_20251120_v2.md": False}
     r = runner.invoke(app, ["--config", config, "search", "reports", "decode timeout"])
-    assert "1 hit changed on disk after the index read it (stale)" in r.stdout
+    assert "1 hit changed on disk after the index read it (stale)" in r.stderr
     assert "speech/sdk_20251101.md (stale)" in r.stdout

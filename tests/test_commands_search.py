@@ -523,6 +523,7 @@ def test_cli_search_commands_prints_a_table_and_json(corpus, tmp_path: Path) -> 
     data = json.loads(raw.stdout)
     assert len(data["results"]) == 1 and data["total_found"] >= 1
     assert set(data["results"][0]) == {
+        "id",
         "name",
         "score",
         "tier",

@@ -185,20 +185,30 @@ async def test_arguments_have_the_spec_names_types_defaults_and_limits(
 ) -> None:
     async with connected(server) as client:
         tools = await tools_by_name(client)
+    # The specs' arguments, then the pages (offset) and parts (offset, limit) every
+    # search, listing and document tool takes beyond them.
     expected = {
-        "search_reports": (["query", "command_filter", "max_results"], ["query"]),
-        "list_command_reports": (["command_name", "max_results"], ["command_name"]),
-        "get_report": (["command_name", "report_name"], ["command_name", "report_name"]),
-        "search_commands": (["query", "max_results"], ["query"]),
-        "get_command": (["name"], ["name"]),
-        "list_commands": (["include_dependencies"], []),
-        "search_workspace": (["query", "date_range", "max_results"], ["query"]),
+        "search_reports": (["query", "command_filter", "max_results", "offset"], ["query"]),
+        "list_command_reports": (["command_name", "max_results", "offset"], ["command_name"]),
+        "get_report": (
+            ["command_name", "report_name", "offset", "limit"],
+            ["command_name", "report_name"],
+        ),
+        "search_commands": (["query", "max_results", "offset"], ["query"]),
+        "get_command": (["name", "offset", "limit"], ["name"]),
+        "list_commands": (["include_dependencies", "max_results", "offset"], []),
+        "search_workspace": (["query", "date_range", "max_results", "offset"], ["query"]),
+        "get_conversation": (["id", "offset", "limit"], ["id"]),
         "search_elog": (
-            ["query", "since", "until", "category", "system", "domain", "max_results"],
+            ["query", "since", "until", "category", "system", "domain", "max_results", "offset"],
             [],
         ),
         "get_elog_thread": (["message_id", "include_replies", "include_parents"], ["message_id"]),
         "search_web": (["query", "limit"], ["query"]),
+        "search": (
+            ["query", "collections", "since", "until", "max_results", "offset"],
+            ["query"],
+        ),
     }
     for name, (properties, required) in expected.items():
         schema = tools[name].input_schema

@@ -174,7 +174,7 @@ async def test_trove_mcp_builds_the_missing_index_and_answers_the_real_client_ov
     with anyio.fail_after(START_S):
         async with Client(params) as client:
             tools = (await client.list_tools()).tools
-            assert len(tools) == 11
+            assert len(tools) == 12
             # The first search waits for the index its watcher (this very process) builds.
             reports = structured(await client.call_tool("search_reports", {"query": "proxy"}))
             assert reports["results"]

@@ -133,7 +133,7 @@ def test_a_search_finds_every_collection_and_links_each_hit_to_its_page(
     page = client.get("/", params={"q": "klystron"})
     assert page.status_code == 200
     hrefs = parsed(page.text).hrefs
-    assert f"/reports/{COMMAND}/{REPORT}?q=klystron" in hrefs
+    assert f"/reports/{COMMAND}/{REPORT}?q=klystron#L1" in hrefs
     assert f"/commands/{COMMAND}?q=klystron" in hrefs
     assert f"/conversations/{CONVERSATION}?q=klystron#L2" in hrefs
     assert f"/elog/{ROOT_ID}?q=klystron" in hrefs
@@ -165,7 +165,7 @@ def test_a_command_filter_searches_that_commands_reports_only(client: TestClient
     page = client.get("/", params={"q": "interlock", "command": COMMAND})
     assert page.status_code == 200
     hits = [h for h in parsed(page.text).hrefs if h.startswith(("/reports/", "/elog/", "/com"))]
-    assert hits == [f"/reports/{COMMAND}/{REPORT}?q=interlock"]
+    assert hits == [f"/reports/{COMMAND}/{REPORT}?q=interlock#L1"]
     assert f"the reports of {COMMAND}" in page.text
 
 
@@ -394,6 +394,10 @@ def test_every_tool_answers_as_a_get_with_its_structured_content(
         "search_workspace": (
             [("query", "interlock"), ("date_range", "2025-11")],
             workspace.search_workspace(ctx, "interlock", "2025-11"),
+        ),
+        "get_conversation": (
+            [("id", f"{CONVERSATION}:2"), ("limit", "1")],
+            workspace.get_conversation(ctx, f"{CONVERSATION}:2", limit=1),
         ),
         "search_elog": (
             [("query", "klystron"), ("category", "Problem"), ("max_results", "2")],

@@ -9,6 +9,7 @@ TOOLS = [
     "get_command",
     "list_commands",
     "search_workspace",
+    "get_conversation",
     "search_elog",
     "get_elog_thread",
     "search",

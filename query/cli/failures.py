@@ -36,6 +36,7 @@ TOOL_COMMANDS = {
     "get_command": "trove get command",
     "list_commands": "trove list commands",
     "search_workspace": "trove search workspace",
+    "get_conversation": "trove get conversation",
     "search_elog": "trove search elog",
     "get_elog_thread": "trove thread",
     "search_web": "trove search web",

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from query.cli.failures import err
 from query.freshness import Freshness, warning
 
 Shape = Literal["table", "lines", "tsv"]
@@ -70,11 +71,17 @@ class Printer:
             self.out.print(Text(text, style="bold"), soft_wrap=True)
 
     def freshness(self, fresh: Freshness | None, hits: Iterable[Any] = ()) -> None:
-        """One line when the answer may not show the files as they are: no watcher keeps
-        the index fresh, it is still catching up, or hits changed since (their ``stale``)."""
+        """One line on stderr when the answer may not show the files as they are: no
+        watcher keeps the index fresh, it is still catching up, or hits changed since
+        (their ``stale``). On stderr: what stdout holds keeps its shape."""
         line = warning(fresh, sum(bool(getattr(h, "stale", False)) for h in hits))
         if line:
-            self.note(f"note: {line}")
+            err.print(f"trove: note: {line}", markup=False, soft_wrap=False)
+
+    def more(self, next_offset: int | None) -> None:
+        """Where the next page starts, on stderr, when there is one."""
+        if next_offset is not None:
+            err.print(f"trove: more: --offset {next_offset}", markup=False)
 
     def note(self, text: str) -> None:
         """A line about the answer (how the query matched, why nothing did)."""

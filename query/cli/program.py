@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -24,6 +24,7 @@ from typer.core import TyperGroup
 from indexer.config import ConfigError, Settings, load_settings
 from indexer.sources.registry import SOURCES
 from indexer.status import human_size, local_time
+from query import trove_version
 from query.cli.failures import CONFIG_CODE, USAGE_CODE, err, fail, run
 from query.cli.output import Column, Printer, pick_shape
 from query.cli.root import HELP, RootGroup
@@ -35,6 +36,32 @@ __all__ = ["app", "err", "fail", "main", "out", "run"]
 
 T = TypeVar("T")
 AsJson = Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")]
+Offset = Annotated[
+    int,
+    typer.Option(
+        "--offset",
+        help="Hits to skip: 0 for the first page; the next page's offset is printed (or "
+        "in --json, next_offset).",
+    ),
+]
+PartOffset = Annotated[
+    int | None,
+    typer.Option(
+        "--offset",
+        help="The first line to print (1-based); a long document comes in parts and the "
+        "next part's offset is printed.",
+        show_default=False,
+    ),
+]
+PartLimit = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        help="How many lines to print (default: with --offset, a part of about 40,000 "
+        "characters; without, the whole document).",
+        show_default=False,
+    ),
+]
 # -h as well as --help, on every command.
 HELP_OPTIONS = {"help_option_names": list(HELP)}
 
@@ -116,16 +143,9 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def package_version() -> str:
-    try:
-        return version("trove")
-    except PackageNotFoundError:
-        return "(not installed)"
-
-
 def _show_version(value: bool) -> None:
     if value:
-        sys.stdout.write(f"trove {package_version()}\n")
+        sys.stdout.write(f"trove {trove_version()}\n")
         raise typer.Exit()
 
 
@@ -461,12 +481,13 @@ def search_commands_command(
     max_results: Annotated[
         int, typer.Option("--max-results", "-n", help="At most this many results (1-100).")
     ] = 10,
+    offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:
     """Find the command for a job: by file name, by content, by the reports it produced."""
     from query.commands import search_commands
 
-    answer = ask(lambda ctx: search_commands(ctx, query, max_results))
+    answer = ask(lambda ctx: search_commands(ctx, query, max_results, offset))
     if as_json:
         print_json(answer.model_dump())
         return
@@ -489,6 +510,7 @@ def search_commands_command(
             for r in answer.results
         ],
     )
+    shown.more(answer.next_offset)
 
 
 @search_app.command("conversations")
@@ -513,6 +535,7 @@ def search_workspace_command(
     max_results: Annotated[
         int, typer.Option("--max-results", "-n", help="At most this many lines (1-100).")
     ] = 10,
+    offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:
     """Find lines of conversations that hold some text, best matches first, newest first;
@@ -520,7 +543,7 @@ def search_workspace_command(
     `trove search conversations` is the same command."""
     from query.workspace import search_workspace
 
-    answer = ask(lambda ctx: search_workspace(ctx, query, date_range, max_results))
+    answer = ask(lambda ctx: search_workspace(ctx, query, date_range, max_results, offset))
     if as_json:
         print_json(answer.model_dump())
         return
@@ -552,6 +575,7 @@ def search_workspace_command(
         ],
         rows,
     )
+    shown.more(answer.next_offset)
 
 
 @search_app.command("all")
@@ -578,13 +602,14 @@ def search_all_command(
     max_results: Annotated[
         int, typer.Option("--max-results", "-n", help="At most this many hits (1-50).")
     ] = 10,
+    offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:
     """Search every collection at once (also `trove search QUERY`): each with its own
     ranking, fused by reciprocal rank."""
     from query.search_all import search
 
-    answer = ask(lambda ctx: search(ctx, query, collection, since, until, max_results))
+    answer = ask(lambda ctx: search(ctx, query, collection, since, until, max_results, offset))
     if as_json:
         print_json(answer.model_dump())
         return
@@ -611,6 +636,7 @@ def search_all_command(
             for h in answer.hits
         ],
     )
+    shown.more(answer.next_offset)
 
 
 @search_app.command("reports")
@@ -630,12 +656,13 @@ def search_reports_command(
     max_results: Annotated[
         int, typer.Option("--max-results", "-n", help="At most this many reports (1-100).")
     ] = 10,
+    offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:
     """Find reports holding some text: most occurrences first, then newest."""
     from query.reports import search_reports
 
-    answer = ask(lambda ctx: search_reports(ctx, query, command_filter, max_results))
+    answer = ask(lambda ctx: search_reports(ctx, query, command_filter, max_results, offset))
     if as_json:
         print_json(answer.model_dump())
         return
@@ -669,6 +696,7 @@ def search_reports_command(
             for r in answer.results
         ],
     )
+    shown.more(answer.next_offset)
 
 
 @list_app.command("reports")
@@ -677,12 +705,13 @@ def list_reports_command(
     max_results: Annotated[
         int, typer.Option("--max-results", "-n", help="At most this many reports (1-1000).")
     ] = 50,
+    offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:
     """List a command's reports, newest first."""
     from query.reports import list_command_reports
 
-    answer = ask(lambda ctx: list_command_reports(ctx, command_name, max_results))
+    answer = ask(lambda ctx: list_command_reports(ctx, command_name, max_results, offset))
     if as_json:
         print_json(answer.model_dump())
         return
@@ -693,6 +722,7 @@ def list_reports_command(
         [Column("date"), Column("size", right=True), Column("report", fold=True)],
         [[(r.date or "")[:10], human_size(r.size), r.report_name] for r in answer.reports],
     )
+    shown.more(answer.next_offset)
 
 
 @list_app.command("commands")
@@ -701,12 +731,16 @@ def list_commands_command(
         bool,
         typer.Option("--include-dependencies", help="Also the helpers other commands depend on."),
     ] = False,
+    max_results: Annotated[
+        int, typer.Option("--max-results", "-n", help="At most this many commands (1-1000).")
+    ] = 1000,
+    offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:
     """List the commands, by name."""
     from query.commands import list_commands
 
-    answer = ask(lambda ctx: list_commands(ctx, include_dependencies))
+    answer = ask(lambda ctx: list_commands(ctx, include_dependencies, max_results, offset))
     if as_json:
         print_json(answer.model_dump())
         return
@@ -724,40 +758,53 @@ def list_commands_command(
             for c in answer.commands
         ],
     )
+    shown.more(answer.next_offset)
 
 
 @get_app.command("report")
 def get_report_command(
-    command_name: Annotated[str, typer.Argument(help="The command's name.", show_default=False)],
-    report_name: Annotated[
+    report_id: Annotated[
         str,
-        typer.Argument(help="The report's file name (.md may be left out).", show_default=False),
+        typer.Argument(
+            help="A search hit's id, command/report (or the command's name, then the report's).",
+            show_default=False,
+        ),
     ],
+    report_name: Annotated[
+        str | None,
+        typer.Argument(help="The report's file name (.md may be left out).", show_default=False),
+    ] = None,
+    offset: PartOffset = None,
+    limit: PartLimit = None,
     as_json: AsJson = False,
 ) -> None:
-    """Print one report in full."""
+    """Print one report: whole, or the lines --offset/--limit ask for."""
     from query.reports import get_report
 
+    if report_name is None:
+        command_name, _, report_name = report_id.partition("/")
+    else:
+        command_name = report_id
     if report_name.strip() and not report_name.lower().endswith(".md"):
         report_name += ".md"
-    answer = ask(lambda ctx: get_report(ctx, command_name, report_name))
-    if as_json:
-        print_json(answer.model_dump())
-        return
-    sys.stdout.write(answer.content if answer.content.endswith("\n") else answer.content + "\n")
-    if answer.truncated:
-        err.print(f"trove: {answer.path} is larger than [index] max_file_mb; cut", markup=False)
+    whole = offset is None and limit is None
+    answer = ask(lambda ctx: get_report(ctx, command_name, report_name, offset, limit, whole=whole))
+    _print_part(answer, as_json)
 
 
 @get_app.command("command")
 def get_command_command(
     name: Annotated[str, typer.Argument(help="The command's name.", show_default=False)],
+    offset: PartOffset = None,
+    limit: PartLimit = None,
     as_json: AsJson = False,
 ) -> None:
-    """Print one command: title, description, tags, then its markdown body."""
+    """Print one command: title, description, tags, then its markdown body (whole, or the
+    lines of the body --offset/--limit ask for)."""
     from query.commands import get_command
 
-    answer = ask(lambda ctx: get_command(ctx, name))
+    whole = offset is None and limit is None
+    answer = ask(lambda ctx: get_command(ctx, name, offset, limit, whole=whole))
     if as_json:
         print_json(answer.model_dump())
         return
@@ -767,7 +814,52 @@ def get_command_command(
         out.print("tags: " + ", ".join(answer.tags), markup=False)
     out.print("")
     sys.stdout.flush()
-    sys.stdout.write(answer.content if answer.content.endswith("\n") else answer.content + "\n")
+    _print_part(answer, False)
+
+
+@get_app.command("conversation")
+def get_conversation_command(
+    conversation_id: Annotated[
+        str,
+        typer.Argument(
+            help="A search hit's id: the file's path under the conversations folder, with or "
+            "without :LINE (then printing starts at that line).",
+            show_default=False,
+        ),
+    ],
+    offset: PartOffset = None,
+    limit: PartLimit = None,
+    as_json: AsJson = False,
+) -> None:
+    """Print a conversation file: whole, or the lines --offset/--limit ask for (an id with
+    :LINE starts there)."""
+    from query.workspace import get_conversation
+
+    whole = offset is None and limit is None and not _LINE_ID.search(conversation_id)
+    answer = ask(lambda ctx: get_conversation(ctx, conversation_id, offset, limit, whole=whole))
+    _print_part(answer, as_json)
+
+
+_LINE_ID = re.compile(r":\d+$")
+
+
+def _print_part(answer: Any, as_json: bool) -> None:
+    """A document (or part) to stdout as written; where it goes on, on stderr."""
+    if as_json:
+        print_json(answer.model_dump())
+        return
+    content = answer.content
+    sys.stdout.write(content if not content or content.endswith("\n") else content + "\n")
+    if getattr(answer, "truncated", False):
+        err.print(f"trove: {answer.path} is larger than trove reads; cut", markup=False)
+    if answer.note:
+        err.print(f"trove: note: {answer.note}", markup=False)
+    if answer.next_offset is not None:
+        err.print(
+            f"trove: lines {answer.start_line}-{answer.end_line} of {answer.total_lines}; "
+            f"more: --offset {answer.next_offset}",
+            markup=False,
+        )
 
 
 MCP_ON_A_TERMINAL = (
@@ -884,13 +976,16 @@ def search_elog_command(
     max_results: Annotated[
         int, typer.Option("--max-results", "-n", help="At most this many entries (1-50).")
     ] = 10,
+    offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:
     """Search the ELOG logbook: text (ranked), a regex, or by date and filters (newest first)."""
     from query.elog import search_elog
 
     answer = ask(
-        lambda ctx: search_elog(ctx, query, since, until, category, system, domain, max_results)
+        lambda ctx: search_elog(
+            ctx, query, since, until, category, system, domain, max_results, offset
+        )
     )
     if as_json:
         print_json(answer.model_dump())
@@ -939,6 +1034,7 @@ def search_elog_command(
                 for h in answer.hits
             ],
         )
+        shown.more(answer.next_offset)
         return
     # Wide: each entry as a short block, its title on a line of its own.
     shown.title(title)
@@ -955,6 +1051,7 @@ def search_elog_command(
         )
         out.print(f"  {h.title}", markup=False, style="bold")
         out.print(f"  {h.snippet}", markup=False)
+    shown.more(answer.next_offset)
 
 
 @app.command("thread")
@@ -985,7 +1082,6 @@ def thread_command(
     if as_json:
         print_json(answer.model_dump())
         return
-    printer().freshness(answer.freshness, answer.entries)
     for e in answer.entries:
         pad = "    " * e.depth
         mark = (" <" if e.elog_id == answer.message_id else "") + _stale(e)
@@ -1005,6 +1101,7 @@ def thread_command(
             "links to entries not in the logbook: " + ", ".join(map(str, answer.missing)),
             markup=False,
         )
+    printer().freshness(answer.freshness, answer.entries)
 
 
 def _stale(hit: Any) -> str:

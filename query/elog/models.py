@@ -7,6 +7,7 @@ from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
+from query import paging
 from query.freshness import Freshness
 
 
@@ -43,6 +44,7 @@ Match = Literal["words", "related", "fuzzy"]
 class ElogHit(BaseModel):
     """One logbook entry that answers a search."""
 
+    id: str = Field(description="The entry's id, as every search's hits give it.")
     elog_id: int = Field(description="The entry's message id (for get_elog_thread).")
     title: str = Field(description="The entry's title.")
     date: str = Field(description="When it was written: ISO 8601 with the logbook's offset.")
@@ -98,6 +100,7 @@ class ElogSearchResponse(BaseModel):
         description="The query as searched after correcting words no entry holds (null: "
         "none was corrected).",
     )
+    next_offset: int | None = Field(default=None, description=paging.NEXT_OFFSET_DESCRIPTION)
     freshness: Freshness = Field(description="How current the index this answer read is.")
 
 
@@ -118,6 +121,12 @@ class ElogThreadEntry(BaseModel):
     body: str = Field(description="The text a reader sees (tags stripped).")
     attachments: list[str]
     link: str
+    cut: bool = Field(
+        default=False,
+        description="The body was cut to keep the answer's size (see the answer's note): "
+        "get_elog_thread with this elog_id and include_replies and include_parents false "
+        "reads it whole.",
+    )
     stale: bool = Field(
         default=False,
         description="The logbook file the entry is in changed after the index read it.",
@@ -135,5 +144,8 @@ class ElogThreadResponse(BaseModel):
     missing: list[int] = Field(
         default_factory=list,
         description="Ids the thread's links name that the logbook does not hold.",
+    )
+    note: str | None = Field(
+        default=None, description="Set when bodies were cut to keep the answer's size."
     )
     freshness: Freshness = Field(description="How current the index this answer read is.")

@@ -11,6 +11,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from query import budget, paging
 from query.args import check_query, check_range
 from query.context import QueryContext
 from query.elog.caches import DocTable, ElogCache, doc_table, elog_cache, indexed_words
@@ -53,11 +54,13 @@ def search_elog(
     system: str | None = None,
     domain: str | None = None,
     max_results: int = 10,
+    offset: int = 0,
     *,
     rerank: RerankMode | None = None,
 ) -> ElogSearchResponse:
     """Search the logbook: text (BM25F, reranked), a regex, or no query (newest first),
-    within ``since``..``until`` (days, ``until`` inclusive) and the filters.
+    within ``since``..``until`` (days, ``until`` inclusive) and the filters; the page from
+    hit ``offset`` on (query/paging.py).
 
     ``rerank`` overrides ``[elog] rerank`` (``off``: BM25 alone); it is for callers that
     compare rankers (bench/, tests): the MCP tool and the CLI do not offer it.
@@ -66,6 +69,8 @@ def search_elog(
     """
     text = check_query(query, optional=True)
     check_range(max_results, "max_results", 1, MAX_RESULTS)
+    offset = paging.check_offset(offset, max_results)
+    window = paging.window(offset, max_results)
     low, high = check_dates(since, until)
     mode = rerank or ctx.settings.elog.rerank
     pattern = compile_regex(text) if text and is_regex(text) else None
@@ -95,24 +100,37 @@ def search_elog(
             return ElogSearchResponse(hits=[], total=0, ranker=ranker, note=why, freshness=fresh)
         if text is None:
             docs = table.live if allowed is None else allowed
-            newest = [index.stored_fields(d) for d in table.newest(docs, max_results)]
-            stale = index.stale_files(root, newest)
+            newest, more = paging.page(table.newest(docs, window), offset, max_results)
+            shown = [index.stored_fields(d) for d in newest]
+            stale = index.stale_files(root, shown)
             hits = [
                 _hit(ctx, root, fields, snippet(fields.get("body") or ""), 0.0, stale)
-                for fields in newest
+                for fields in shown
             ]
-            return ElogSearchResponse(hits=hits, total=len(docs), ranker=ranker, freshness=fresh)
+            return _fitted(
+                ElogSearchResponse(
+                    hits=hits, total=len(docs), ranker=ranker, next_offset=more, freshness=fresh
+                ),
+                offset,
+            )
 
         if pattern is not None:
-            found_regex, total = regex_hits(
-                index, table, cache, pattern, text, allowed, max_results
+            found_regex, total = regex_hits(index, table, cache, pattern, text, allowed, window)
+            page_regex, more = paging.page(found_regex, offset, max_results)
+            stale = index.stale_files(root, (fields for fields, _, _ in page_regex))
+            hits = [_hit(ctx, root, *hit, stale) for hit in page_regex]
+            return _fitted(
+                ElogSearchResponse(
+                    hits=hits, total=total, ranker="regex", next_offset=more, freshness=fresh
+                ),
+                offset,
             )
-            stale = index.stale_files(root, (fields for fields, _, _ in found_regex))
-            hits = [_hit(ctx, root, *hit, stale) for hit in found_regex]
-            return ElogSearchResponse(hits=hits, total=total, ranker="regex", freshness=fresh)
 
         assert tq is not None
-        depth = max(max_results, RERANK_DEPTH.get(getattr(reranker, "name", ""), max_results))
+        # The reranker reorders the first reranked candidates, whatever the page: pages
+        # then continue each other exactly.
+        reranked = RERANK_DEPTH.get(getattr(reranker, "name", ""), 0) if reranker else 0
+        depth = max(window, reranked)
         plan = _forgive(index, cache, tq, text)
         if plan.query is None:
             return ElogSearchResponse(
@@ -145,12 +163,15 @@ def search_elog(
                 corrected_query=plan.corrected_query,
                 freshness=fresh,
             )
-        found = _candidates(index, tq, counts, depth)
+        candidates = _candidates(index, tq, counts, depth)
         total = len(counts)
-        stale = index.stale_files(root, (fields for fields, _, _ in found))
+        stale = index.stale_files(root, (c[0] for c in candidates))
+        # The best BM25F of every entry that matches: the scale of the coordination
+        # score, the same for every page.
+        top = index.ranked_search(tq.query, 1, set(counts))[0].score or 1.0
 
     n = len(tq.stems)
-    best = max(held for _, _, held in found)
+    best = max(c[2] for c in candidates)
     note: str | None = plan.note
     if n > 1 and best < n:
         held_note = (
@@ -161,45 +182,65 @@ def search_elog(
     match: Match = "fuzzy" if plan.corrected_query else "words"
     # Coordination (a query of few words): the words held first, BM25F (relative to the
     # best) among equals; a longer question by BM25F alone.
-    top = max(score for _, score, _ in found) or 1.0
     coordinate = n <= FEW_WORDS
     found = [
-        (f, (held if coordinate else 0) + COORDINATION_SHARE * score / top, held)
-        for f, score, held in found
+        (f, (level if coordinate else 0) + COORDINATION_SHARE * score / top, held)
+        for f, score, held, level in candidates
     ]
-    snippets = [snippet(fields.get("body") or "", tq.shown) for fields, _, _ in found]
-    if reranker is None:
-        scores = [score for _, score, _ in found]
-    else:
-        candidates = [
+    # In coordination order; the first ``reranked`` reordered by the reranker.
+    order = sorted(range(len(found)), key=lambda i: (-found[i][1], i))
+    scores = [score for _, score, _ in found]
+    snippets: dict[int, str] = {}
+
+    def snippet_of(i: int) -> str:
+        if i not in snippets:
+            snippets[i] = snippet(found[i][0].get("body") or "", tq.shown)
+        return snippets[i]
+
+    if reranker is not None:
+        head = order[:reranked]
+        to_rerank = [
             Candidate(
-                title=fields.get("title") or "",
-                snippet=snip,
-                bm25=score,
+                title=found[i][0].get("title") or "",
+                snippet=snippet_of(i),
+                bm25=found[i][1],
                 fields={
-                    k: fields.get(k) or "" for k in ("category", "system", "domain", "section")
+                    k: found[i][0].get(k) or "" for k in ("category", "system", "domain", "section")
                 },
             )
-            for (fields, score, _), snip in zip(found, snippets, strict=True)
+            for i in head
         ]
-        scores, used = rerank_scores(reranker, mode, ctx.memo, text, candidates)
+        new, used = rerank_scores(reranker, mode, ctx.memo, text, to_rerank)
         ranker = f"bm25+{used}"  # type: ignore[assignment]
-    order = sorted(range(len(found)), key=lambda i: (-scores[i], i))[:max_results]
+        for i, score in zip(head, new, strict=True):
+            scores[i] = score
+        head.sort(key=lambda i: (-scores[i], i))
+        order[:reranked] = head
+    chosen, more = paging.page(order, offset, max_results)
     hits = []
-    for i in order:
+    for i in chosen:
         fields, _, held = found[i]
-        hit = _hit(ctx, root, fields, snippets[i], scores[i], stale)
+        hit = _hit(ctx, root, fields, snippet_of(i), scores[i], stale)
         hit.match = match if held >= n else "fuzzy" if match == "fuzzy" else "related"
         hits.append(hit)
-    return ElogSearchResponse(
-        hits=hits,
-        total=total,
-        ranker=ranker,
-        note=note,
-        suggestions=plan.suggestions,
-        corrected_query=plan.corrected_query,
-        freshness=fresh,
+    return _fitted(
+        ElogSearchResponse(
+            hits=hits,
+            total=total,
+            ranker=ranker,
+            note=note,
+            suggestions=plan.suggestions,
+            corrected_query=plan.corrected_query,
+            next_offset=more,
+            freshness=fresh,
+        ),
+        offset,
     )
+
+
+def _fitted(answer: ElogSearchResponse, offset: int) -> ElogSearchResponse:
+    budget.fit_page(answer, "hits", offset)
+    return answer
 
 
 @dataclass
@@ -291,18 +332,21 @@ def _word_counts(
 
 def _candidates(
     index: ElogIndex, tq: TextQuery, counts: dict[int, int], depth: int
-) -> list[tuple[Mapping[str, Any], float, int]]:
-    """Up to ``depth`` entries, (stored fields, BM25F score, words held): those holding
-    more of the query's words first, by BM25F among equals.
+) -> list[tuple[Mapping[str, Any], float, int, int]]:
+    """Up to ``depth`` entries, (stored fields, BM25F score, words held, level): those
+    holding more of the query's words first (their level), by BM25F among equals.
 
     One search per number of words held, from the most, until ``depth`` are found; the
     entries holding every word are found by the query requiring them all (it skips along
-    the rarest word: 3-5x faster at 30k entries than any word).
+    the rarest word: 3-5x faster at 30k entries than any word). Past the first
+    MAX_LEVEL_SEARCHES - 1 numbers, the rest share one search and one level (the highest
+    of them), ranked by BM25F alone: so the first k of them are the same whatever
+    ``depth`` is, and pages continue each other.
     """
     n = len(tq.stems)
     if n > FEW_WORDS:  # ranked by BM25F alone: the best of all that match
         hits = index.ranked_search(tq.query, depth, set(counts))
-        return [(hit.fields, hit.score, counts[hit.docnum]) for hit in hits]
+        return [(hit.fields, hit.score, counts[hit.docnum], 0) for hit in hits]
     by_level: dict[int, set[int]] = {}
     for d, c in counts.items():
         by_level.setdefault(c, set()).add(d)
@@ -310,13 +354,12 @@ def _candidates(
     groups = [[level] for level in levels[: MAX_LEVEL_SEARCHES - 1]]
     if levels[MAX_LEVEL_SEARCHES - 1 :]:
         groups.append(levels[MAX_LEVEL_SEARCHES - 1 :])
-    found: list[tuple[Mapping[str, Any], float, int]] = []
+    found: list[tuple[Mapping[str, Any], float, int, int]] = []
     for group in groups:
         docs = set().union(*(by_level[level] for level in group))
         query = tq.strict if group == [n] and n > 1 else tq.query
         hits = index.ranked_search(query, depth - len(found), docs)
-        ranked = sorted(hits, key=lambda h: (-counts[h.docnum], -h.score))
-        found += [(hit.fields, hit.score, counts[hit.docnum]) for hit in ranked]
+        found += [(hit.fields, hit.score, counts[hit.docnum], group[0]) for hit in hits]
         if len(found) >= depth:
             break
     return found
@@ -393,8 +436,9 @@ def _hit(
     stale_files: set[str],
 ) -> ElogHit:
     return ElogHit(
+        id=str(fields["elog_id"]),
         elog_id=fields["elog_id"],
-        **shown(fields),
+        **{name: budget.clip(value) for name, value in shown(fields).items()},  # type: ignore[arg-type]
         snippet=snippet_text,
         score=round(float(score), 4),
         link=entry_link(ctx, root, fields),

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from query import budget
 from query.context import QueryContext
 from query.elog.index_access import ElogIndex, open_index
 from query.elog.logbook import entry_link, logbook_root
@@ -15,6 +16,8 @@ from query.elog.models import ElogThreadEntry, ElogThreadResponse, shown
 from query.errors import TroveError
 
 MAX_THREAD_ENTRIES = 10_000
+# A thread too long for the answer's budget keeps at least this much of each body.
+FIRST_CHARS = 200
 
 
 @dataclass
@@ -108,9 +111,73 @@ def get_elog_thread(
         ]
         missing = sorted(walk.missing)
         fresh = index.freshness(ctx)
-    return ElogThreadResponse(
+    answer = ElogThreadResponse(
         root_id=root_id, message_id=message_id, entries=entries, missing=missing, freshness=fresh
     )
+    _fit(answer)
+    return answer
+
+
+def _fit(answer: ElogThreadResponse) -> None:
+    """Cut the longest bodies, to the same length, until the answer's JSON fits
+    budget.MAX_CHARS; each entry cut says so, and the note how to read it whole."""
+    if budget.size(answer) <= budget.MAX_CHARS:
+        return
+    bodies = [e.body for e in answer.entries]
+
+    def size_at(cap: int) -> int:
+        for entry, body in zip(answer.entries, bodies, strict=True):
+            entry.body = body if len(body) <= cap else body[:cap] + budget.CUT_MARK
+        return budget.size(answer)
+
+    room = budget.MAX_CHARS - 600  # for the note
+    dropped: list[ElogThreadEntry] = []
+    total = size_at(FIRST_CHARS)
+    if total > room:
+        # So many entries that even their bodies' starts cannot all fit: the thread is
+        # shown up to the entry that fills it.
+        sizes = [len(e.model_dump_json()) + 1 for e in answer.entries]
+        used = total - sum(sizes)
+        keep = 0
+        while keep < len(sizes) - 1 and used + sizes[keep] <= room:
+            used += sizes[keep]
+            keep += 1
+        keep = max(keep, 1)
+        dropped = answer.entries[keep:]
+        del answer.entries[keep:]
+        del bodies[keep:]
+    low, high = 0, max(len(b) for b in bodies)
+    while low < high:  # the largest cap that fits
+        cap = (low + high + 1) // 2
+        if size_at(cap) <= room:
+            low = cap
+        else:
+            high = cap - 1
+    size_at(low)
+    cut = [e for e, body in zip(answer.entries, bodies, strict=True) if len(body) > low]
+    for entry in cut:
+        entry.cut = True
+    parts = []
+    if cut:
+        alone = len(answer.entries) == 1 and not dropped
+        parts.append(
+            f"{len(cut)} {'body' if len(cut) == 1 else 'bodies'} cut to {low:,} characters "
+            f"to keep the answer under {budget.MAX_CHARS:,}; "
+            + (
+                "the logbook holds it whole (its link)"
+                if alone
+                else "read one whole with get_elog_thread(message_id=ID, "
+                "include_replies=false, include_parents=false)"
+            )
+        )
+    if dropped:
+        first = dropped[0]
+        parts.append(
+            f"the thread's last {len(dropped)} entries are left out (from {first.elog_id} "
+            f"on); read them with get_elog_thread(message_id={first.elog_id}, "
+            "include_parents=false) and the ids in replies"
+        )
+    answer.note = "; ".join(parts)
 
 
 def _subtree(walk: _Walk, top: int, depth: int, placed: list[tuple[int, int]]) -> None:
@@ -136,11 +203,11 @@ def _thread_entry(
     return ElogThreadEntry(
         elog_id=fields["elog_id"],
         depth=depth,
-        **shown(fields),
+        **{name: budget.clip(value) for name, value in shown(fields).items()},  # type: ignore[arg-type]
         in_reply_to=fields.get("in_reply_to"),
         replies=replies,
         body=fields.get("body") or "",
-        attachments=list(fields.get("attachments") or ()),
+        attachments=[budget.clip(a) for a in list(fields.get("attachments") or ())[:100]],
         link=entry_link(ctx, root, fields),
         stale=stale,
     )

@@ -116,8 +116,28 @@ def _markdown(terms: Sequence[str]) -> MarkdownIt:
 
 
 def markdown(text: str, terms: Sequence[str] = ()) -> Markup:
-    """A markdown document as HTML: raw HTML shown as text, query terms marked."""
-    return Markup(_markdown(terms).render(text))
+    """A markdown document as HTML: raw HTML shown as text, query terms marked, and an
+    empty anchor ``<a id="L12">`` for every line of the source before the block that holds
+    it (a hit's ``line`` links to ``#L12``)."""
+    md = _markdown(terms)
+    env: EnvType = {}
+    tokens = md.parse(text, env)
+    out: list[str] = []
+    next_line = 1
+    i = 0
+    while i < len(tokens):
+        # One top-level block: its opening token to the token that closes it.
+        j, depth = i + 1, int(tokens[i].nesting)
+        while depth > 0 and j < len(tokens):
+            depth += tokens[j].nesting
+            j += 1
+        block = tokens[i].map
+        if block is not None:
+            out.extend(f'<a id="L{n}"></a>' for n in range(next_line, block[1] + 1))
+            next_line = max(next_line, block[1] + 1)
+        out.append(md.renderer.render(tokens[i:j], md.options, env))
+        i = j
+    return Markup("".join(out))
 
 
 # --------------------------------------------------------------------------- ELOG bodies

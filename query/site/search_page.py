@@ -8,11 +8,9 @@ command's reports (search_reports), an ELOG category, system or domain to the lo
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
-from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from starlette.datastructures import QueryParams
@@ -47,6 +45,7 @@ class SearchForm:
     system: str = ""
     domain: str = ""
     n: int = PAGE_SIZES[0]
+    offset: int = 0
 
     @classmethod
     def from_params(cls, params: QueryParams) -> SearchForm:
@@ -59,6 +58,11 @@ class SearchForm:
                 "INVALID_ARGUMENT",
                 f"n (hits per page) must be between 1 and {search_all.MAX_RESULTS}, got {size!r}",
             )
+        skip = one("offset") or "0"
+        if not skip.isdigit():
+            raise TroveError(
+                "INVALID_ARGUMENT", f"offset (hits to skip) must be 0 or more, got {skip!r}"
+            )
         return cls(
             q=params.get("q", "").strip(),
             collections=[c for c in params.getlist("c") if c],
@@ -69,7 +73,21 @@ class SearchForm:
             system=one("system"),
             domain=one("domain"),
             n=int(size),
+            offset=int(skip),
         )
+
+    def page_url(self, offset: int) -> str:
+        """This search's URL at another page."""
+        params: list[tuple[str, str | int]] = [("q", self.q)]
+        params += [("c", c) for c in self.collections]
+        for name in ("since", "until", "command", "category", "system", "domain"):
+            if getattr(self, name):
+                params.append((name, getattr(self, name)))
+        if self.n != PAGE_SIZES[0]:
+            params.append(("n", self.n))
+        if offset:
+            params.append(("offset", offset))
+        return "/?" + urlencode(params)
 
     @property
     def elog_filters(self) -> bool:
@@ -94,6 +112,7 @@ class SearchAnswer:
     note: str | None
     scope: str  # what was searched, in words
     freshness: Freshness | None
+    next_offset: int | None = None
 
     @property
     def fresh_line(self) -> str:
@@ -116,14 +135,17 @@ def run(ctx: QueryContext, form: SearchForm) -> SearchAnswer:
         if not form.q:
             raise TroveError("INVALID_QUERY", "give words to search the command's reports for")
         low, high = _span(form.since, form.until)
-        found = search_reports(ctx, form.q, command_filter=form.command, max_results=form.n)
+        found = search_reports(
+            ctx, form.q, command_filter=form.command, max_results=form.n, offset=form.offset
+        )
         hits = [h for h in search_all.report_hits(found.results) if _within(h.date, low, high)]
         return SearchAnswer(
-            _shown(ctx, hits, form.q),
+            _shown(hits, form.q),
             {"reports": len(hits)},
             found.note,
             f"the reports of {form.command}",
             found.freshness,
+            found.next_offset,
         )
     if form.elog_filters:
         answer = search_elog(
@@ -135,14 +157,16 @@ def run(ctx: QueryContext, form: SearchForm) -> SearchAnswer:
             system=form.system or None,
             domain=form.domain or None,
             max_results=form.n,
+            offset=form.offset,
         )
         hits = search_all.elog_hits(answer.hits, unmatched="regex" if form.q else "newest")
         return SearchAnswer(
-            _shown(ctx, hits, form.q),
+            _shown(hits, form.q),
             {"elog": answer.total},
             answer.note,
             "the ELOG",
             answer.freshness,
+            answer.next_offset,
         )
     fused = search_all.search(
         ctx,
@@ -151,14 +175,16 @@ def run(ctx: QueryContext, form: SearchForm) -> SearchAnswer:
         since=form.since or None,
         until=form.until or None,
         max_results=form.n,
+        offset=form.offset,
     )
     names = [c for c in COLLECTIONS if not form.collections or c in form.collections]
     return SearchAnswer(
-        _shown(ctx, fused.hits, form.q),
+        _shown(fused.hits, form.q),
         fused.by_collection,
         fused.note,
         "every collection" if len(names) == len(COLLECTIONS) else _and(LABELS[n] for n in names),
         fused.freshness,
+        fused.next_offset,
     )
 
 
@@ -191,21 +217,20 @@ def _within(when: str | None, low: date | None, high: date | None) -> bool:
     return (low is None or day >= low) and (high is None or day <= high)
 
 
-def _shown(ctx: QueryContext, hits: list[Hit], query: str) -> list[ShownHit]:
-    root = ctx.settings.source_root("conversations")
-    return [ShownHit(h, document_url(h, query, root), LABELS[h.collection]) for h in hits]
+def _shown(hits: list[Hit], query: str) -> list[ShownHit]:
+    return [ShownHit(h, document_url(h, query), LABELS[h.collection]) for h in hits]
 
 
-def document_url(hit: Hit, query: str, conversations: Path | None) -> str:
+def document_url(hit: Hit, query: str) -> str:
     """The page of a hit's document, asked to mark the query."""
     q = f"?{urlencode({'q': query})}" if query else ""
     if hit.collection == "reports":
         command, _, report = hit.id.partition("/")
-        return f"/reports/{quote(command, safe='')}/{quote(report, safe='')}{q}"
+        at = f"#L{hit.line}" if hit.line else ""
+        return f"/reports/{quote(command, safe='')}/{quote(report, safe='')}{q}{at}"
     if hit.collection == "commands":
         return f"/commands/{quote(hit.id, safe='')}{q}"
     if hit.collection == "conversations":
-        path, _, line = hit.id.rpartition(":")
-        rel = os.path.relpath(path, conversations) if conversations else path
-        return f"/conversations/{quote(Path(rel).as_posix())}{q}#L{line}"
+        rel, _, line = hit.id.rpartition(":")
+        return f"/conversations/{quote(rel)}{q}#L{line}"
     return f"/elog/{quote(hit.id, safe='')}{q}"

@@ -19,15 +19,16 @@ The first tier that finds any line answers, so a lower tier never pushes out a h
    stem (stop words never match alone): most of the query's words first, then a BM25
    score over stems (idf from how many files hold the stem), then newest.
 
-One result per matching line; a conversation shows at most LINES_PER_CONVERSATION lines
-while other conversations match too. The tiers below ``exact`` read at most
+One result per matching line; a conversation's first LINES_PER_CONVERSATION lines come
+before its other lines (an order that does not depend on the page asked for). The tiers below ``exact`` read at most
 MAX_FILES_READ files (the most promising first), so each answers in bounded time.
 
 Per process, a `WorkspaceCache` keeps what never changes within an index segment: the
 stored fields of its documents, its words by length (for typo correction) and, within a
 budget, the lower-cased text of the files already read.
 
-The modules: ``search`` (search_workspace and its notes), ``models`` (the answer),
+The modules: ``search`` (search_workspace and its notes), ``get`` (get_conversation: a
+file or a part of it, by a hit's id), ``models`` (the answers),
 ``dates`` (date_range), ``candidates`` (the files the index points at, and the query's
 words in it), ``tiers`` (exact, words, related), ``lines`` (matching lines, excerpts),
 ``answers`` (a tier's answer), ``view`` (what a search reads), ``cache``
@@ -39,6 +40,7 @@ from indexer.store import read_file
 from query.workspace.cache import WorkspaceCache, read_text
 from query.workspace.candidates import query_words
 from query.workspace.dates import DATE_RANGE_HELP, DateRange, check_date_range
+from query.workspace.get import get_conversation
 from query.workspace.limits import (
     EXCERPT_CHARS,
     LINES_PER_CONVERSATION,
@@ -48,7 +50,7 @@ from query.workspace.limits import (
     MAX_WORDS,
     TEXT_CACHE_CHARS,
 )
-from query.workspace.models import Match, WorkspaceHit, WorkspaceSearchResponse
+from query.workspace.models import Conversation, Match, WorkspaceHit, WorkspaceSearchResponse
 from query.workspace.search import search_workspace
 from query.workspace.view import COLLECTION
 
@@ -62,12 +64,14 @@ __all__ = [
     "MAX_RESULTS",
     "MAX_WORDS",
     "TEXT_CACHE_CHARS",
+    "Conversation",
     "DateRange",
     "Match",
     "WorkspaceCache",
     "WorkspaceHit",
     "WorkspaceSearchResponse",
     "check_date_range",
+    "get_conversation",
     "query_words",
     "read_file",
     "read_text",

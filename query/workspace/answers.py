@@ -1,5 +1,5 @@
-"""A tier's answer: the lines shown (at most LINES_PER_CONVERSATION per conversation
-while others match too), per conversation how many lines match, and in all."""
+"""A tier's answer: the lines shown (a conversation's first LINES_PER_CONVERSATION lines
+before the rest of its lines), per conversation how many lines match, and in all."""
 
 from __future__ import annotations
 
@@ -34,8 +34,9 @@ def newest_first(found: Iterable[tuple[SegmentCache, Doc]]) -> list[tuple[Segmen
 
 
 def pick(lines: list[Line], k: int) -> list[Line]:
-    """The best k of lines given best first (``rank`` their place), at most
-    LINES_PER_CONVERSATION per conversation unless fewer conversations match."""
+    """The first k of the shown order of lines given best first: each conversation's
+    first LINES_PER_CONVERSATION lines, best first; then the other lines, best first.
+    The order does not depend on k, so a page continues the one before exactly."""
     taken: list[Line] = []
     spare: list[Line] = []
     per: Counter[tuple[str, str]] = Counter()
@@ -47,9 +48,7 @@ def pick(lines: list[Line], k: int) -> list[Line]:
                 return taken
         elif len(spare) < k:
             spare.append(ln)
-    taken.extend(spare[: k - len(taken)])
-    taken.sort(key=lambda ln: ln.rank)
-    return taken
+    return taken + spare[: k - len(taken)]
 
 
 def fills(lines: list[Line], k: int) -> bool:

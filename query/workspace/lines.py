@@ -58,9 +58,9 @@ class Matcher:
                 self.levels.append((score, re.compile(pattern + r"[^\n]*")))
 
     def top_lines(self, docs: list[tuple[Doc, str]], k: int) -> list[Line]:
-        """The best k lines of the documents (given newest first): by score, then in the
-        documents' order; at most LINES_PER_CONVERSATION per conversation unless fewer
-        conversations match.
+        """The first k lines of the documents (given newest first) in the shown order:
+        by score, then in the documents' order, each conversation's first
+        LINES_PER_CONVERSATION lines before all the other lines (answers.pick's order).
 
         Looks for lines score by score, best first, and stops as soon as it has k.
         """
@@ -91,9 +91,7 @@ class Matcher:
                             return taken
                     elif len(spare) < k:
                         spare.append(found)
-        taken.extend(spare[: k - len(taken)])
-        taken.sort(key=lambda ln: (-ln.score, ln.rank))
-        return taken
+        return taken + spare[: k - len(taken)]
 
 
 def excerpt(line: str, col: int, length: int) -> str:

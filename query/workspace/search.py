@@ -7,8 +7,9 @@ import re
 from collections.abc import Iterable
 
 from indexer.sources.base import CJK_CHARS
-from query import forgiving
+from query import budget, forgiving, paging
 from query.args import check_query, check_range
+from query.citations import heading_of_line
 from query.context import QueryContext
 from query.errors import TroveError
 from query.indexes import source_folder
@@ -25,7 +26,11 @@ FUZZY_FACTOR = 0.9
 
 
 def search_workspace(
-    ctx: QueryContext, query: str, date_range: str | None = None, max_results: int = 10
+    ctx: QueryContext,
+    query: str,
+    date_range: str | None = None,
+    max_results: int = 10,
+    offset: int = 0,
 ) -> WorkspaceSearchResponse:
     """Conversation lines that match ``query``, best first, from the first tier that finds
     any (see the module docstring): the query as written (literal, case-insensitive),
@@ -33,7 +38,8 @@ def search_workspace(
     words of the same stem.
 
     ``date_range``: ``YYYY-MM`` (the month folder and its day folders) or ``YYYY-MM-DD``
-    (that day's folder only); None searches every conversation.
+    (that day's folder only); None searches every conversation. The page from hit
+    ``offset`` on (query/paging.py).
     """
     literal = check_query(query)
     if "\n" in literal or "\r" in literal:
@@ -42,12 +48,16 @@ def search_workspace(
         )
     dr = check_date_range(date_range)
     check_range(max_results, "max_results", 1, limits.MAX_RESULTS)
+    offset = paging.check_offset(offset, max_results)
     root = source_folder(ctx.settings, COLLECTION)
-    view = View(ctx, root, dr)
-    exact = exact_lines(view, literal, max_results)
+    view = View(ctx, root, dr, offset, max_results)
+    exact = exact_lines(view, literal, view.window)
     if exact.total:
-        return _response(view, exact, "exact")
-    return _forgive(view, literal, max_results)
+        answer = _response(view, exact, "exact")
+    else:
+        answer = _forgive(view, literal, view.window)
+    budget.fit_page(answer, "results", offset)
+    return answer
 
 
 _WORD_RUN = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+")
@@ -216,14 +226,18 @@ def _response(
     factor: float = 1.0,
 ) -> WorkspaceSearchResponse:
     hits = []
-    for ln in answer.top:
-        line = original_line(answer.originals[ln.doc.key], ln)
+    shown, more = paging.page(answer.top, view.offset, view.max_results)
+    for ln in shown:
+        original = answer.originals[ln.doc.key]
+        line = original_line(original, ln)
         hits.append(
             WorkspaceHit(
+                id=f"{ln.doc.key}:{ln.number}",
                 conversation=ln.doc.conversation,
                 date=ln.doc.date,
                 path=str(view.root / ln.doc.key),
                 line=ln.number,
+                heading=None if original is None else heading_of_line(original, ln.number),
                 excerpt=excerpt(line, ln.col, ln.length),
                 score=ln.score if factor == 1.0 else round(ln.score * factor, 4),
                 conversation_hits=answer.per_conversation[ln.doc.conv],
@@ -236,5 +250,6 @@ def _response(
         note=note,
         suggestions=suggestions or [],
         corrected_query=corrected,
+        next_offset=more,
         freshness=view.freshness(hits),
     )

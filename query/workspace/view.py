@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from indexer.engine.base import Segment
+from query import paging
 from query.context import QueryContext
 from query.errors import TroveError
 from query.freshness import Freshness, mark_stale, of_snapshot
@@ -22,11 +23,21 @@ COLLECTION = "conversations"
 class View:
     """What every tier reads: the collection's index, the per-process cache and the files."""
 
-    def __init__(self, ctx: QueryContext, root: Path, date_range: DateRange | None) -> None:
+    def __init__(
+        self,
+        ctx: QueryContext,
+        root: Path,
+        date_range: DateRange | None,
+        offset: int = 0,
+        max_results: int = 10,
+    ) -> None:
         self.ctx = ctx
         self.cache: WorkspaceCache = cache_of(ctx)
         self.root = root
         self.range = date_range
+        # The page asked for, and how many lines the tiers rank to answer it.
+        self.offset, self.max_results = offset, max_results
+        self.window = paging.window(offset, max_results)
         self.max_bytes = int(ctx.settings.index.max_file_mb * 1024 * 1024)
         self._in_range: dict[str, set[int]] = {}
 
@@ -47,7 +58,7 @@ class View:
         """The answer's freshness, each hit's ``stale`` set (against the latest commit)."""
         with self.ctx.indexes.snapshot(COLLECTION) as snapshot:
             if snapshot is not None:
-                mark_stale(snapshot, self.root, hits, lambda h: os.path.relpath(h.path, self.root))
+                mark_stale(snapshot, self.root, hits, lambda h: h.id.rpartition(":")[0])
             return of_snapshot(self.ctx.watcher, COLLECTION, snapshot)
 
     def in_range(self, segment: Segment) -> set[int] | None:
@@ -65,7 +76,18 @@ class View:
             return doc.text
         return self.cache.lowered(seg, doc, self.root, self.max_bytes)
 
-    def originals(self, lines: Iterable[Line]) -> dict[str, str | None]:
-        """The shown files as written (None: gone since the index saw them)."""
-        keys = {ln.doc.key for ln in lines}
-        return {key: read_text(self.root, key, self.max_bytes) for key in keys}
+    def originals(self, lines: Sequence[Line]) -> dict[str, str | None]:
+        """The files of the lines ranked so far, as written, for the page's lines (None:
+        gone since the index saw them); the others are only checked to be there (""),
+        so that the page's place in the order is right."""
+        shown = {ln.doc.key for ln in lines[self.offset : self.offset + self.max_results]}
+        found: dict[str, str | None] = {}
+        for ln in lines:
+            key = ln.doc.key
+            if key in found:
+                continue
+            if key in shown:
+                found[key] = read_text(self.root, key, self.max_bytes)
+            else:
+                found[key] = "" if os.path.isfile(os.path.join(self.root, key)) else None
+        return found

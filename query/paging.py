@@ -1,0 +1,55 @@
+"""Pages of hits: ``offset`` (hits to skip) and ``next_offset`` (where the next page starts,
+null when there are no more), the same for every search.
+
+A search ranks every hit it could show in one fixed order that does not depend on the
+page asked for, computes the first ``offset + max_results + 1`` of it, and answers the
+page; page k+1 then continues page k exactly. Hits past the first MAX_WINDOW are not
+served (narrow the query instead): computing them would cost every search more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from query.args import check_range
+from query.errors import TroveError
+
+T = TypeVar("T")
+
+MAX_WINDOW = 1000
+
+OFFSET_DESCRIPTION = (
+    "Hits to skip: 0 for the first page; the previous answer's next_offset for the next. "
+    f"offset + max_results may be at most {MAX_WINDOW}."
+)
+NEXT_OFFSET_DESCRIPTION = (
+    "The offset of the next page (ask again with offset=next_offset), or null: no more hits."
+)
+
+
+def check_offset(offset: object, max_results: int) -> int:
+    """``offset`` as given; INVALID_ARGUMENT if it is not a whole number, is negative, or
+    asks for hits past the first MAX_WINDOW."""
+    offset = check_range(offset, "offset", 0, None)
+    if offset + max_results > MAX_WINDOW:
+        raise TroveError(
+            "INVALID_ARGUMENT",
+            f"offset + max_results must be at most {MAX_WINDOW}, got {offset} + {max_results}: "
+            "hits past the first 1000 are not served; narrow the query (a filter, more "
+            "words) instead",
+        )
+    return offset
+
+
+def window(offset: int, max_results: int) -> int:
+    """How many hits to rank to answer a page and know whether another follows."""
+    return offset + max_results + 1
+
+
+def page(ranked: Sequence[T], offset: int, max_results: int) -> tuple[list[T], int | None]:
+    """The page of ``ranked`` (the first ``window`` hits, or all there are) and the next
+    page's offset (None: no more)."""
+    shown = list(ranked[offset : offset + max_results])
+    more = len(ranked) > offset + max_results
+    return shown, (offset + max_results if more else None)
