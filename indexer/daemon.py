@@ -414,9 +414,7 @@ class Daemon:
         self._observer.start()
 
     def _observer_kind(self) -> str:
-        kinds = {
-            "polling" if isinstance(w, Poller) else "inotify" for w in self._watches.values()
-        }
+        kinds = {"polling" if isinstance(w, Poller) else "inotify" for w in self._watches.values()}
         return "+".join(sorted(kinds)) or "none"
 
     def _mode_for(self, root: Path) -> tuple[str, str]:
