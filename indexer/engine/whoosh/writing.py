@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Collection, Iterable
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +23,21 @@ from indexer.engine.fields import Field
 from indexer.engine.whoosh.codec import TroveCodec
 from indexer.engine.whoosh.inverting import TroveMpWriter, TroveSegmentWriter, gc_paused
 from indexer.engine.whoosh.reading import WhooshReader, check_extent, segment_of
-from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, KIND_DOC, KIND_FILE
+from indexer.engine.whoosh.schema import (
+    FILE_KEY_PREFIX,
+    FILE_STAT,
+    KIND_DOC,
+    KIND_FILE,
+    pack_stat,
+    unpack_stats,
+)
 from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
 from indexer.engine.whoosh.tops import TopsCounter, clean_tops, write_tops
 from indexer.engine.writing import (
     Bookkeeping,
     CommitFailed,
     FileState,
+    FileStats,
     Plan,
     SegmentStats,
     is_write_fault,
@@ -87,11 +96,62 @@ class WhooshIndex:
                     docs.setdefault(fields["file"], {})[fields["key"]] = fields.get("dhash", "")
         return files, docs
 
+    def file_stats(self) -> FileStats:
+        """From each segment's fstat column (schema.py), read in one go; the values are
+        counted against the segment's file records, so that a column cut short or missing
+        is damage, never files taken for new or gone."""
+        stats = FileStats()
+        folder = self.native.storage.folder
+        with self.native.reader() as reader:
+            for leaf, _ in reader.leaf_readers():
+                if leaf.segment() is None:
+                    continue
+                segment = segment_of(leaf, folder)
+                deleted = segment.deleted
+                records = leaf.doc_frequency("kind", KIND_FILE)  # deleted ones included
+                found = live_records = 0
+                if records and not leaf.has_column(FILE_STAT):
+                    raise ValueError(f"{segment.id}: no {FILE_STAT} column")
+                if records:
+                    column = segment.bytes_column(FILE_STAT)
+                    lengths = column.lengths
+                    docs = list(compress(range(len(lengths)), lengths))
+                    found = len(docs)
+                    live_records = unpack_stats(
+                        column.joined(0, segment.doc_count_all),
+                        column.offsets,
+                        lengths,
+                        (d for d in docs if d not in deleted) if deleted else docs,
+                        (stats.files, stats.skipped),
+                    )
+                if found != records:
+                    raise ValueError(
+                        f"{segment.id}: {found} values in its {FILE_STAT} column for "
+                        f"{records} file records"
+                    )
+                stats.documents += segment.doc_count_all - len(deleted) - live_records
+        return stats
+
+    def files_holding(self, keys: Iterable[str]) -> dict[str, set[str]]:
+        held: dict[str, set[str]] = {}
+        with self.native.searcher() as searcher:
+            for key in keys:
+                if files := {fields["file"] for fields in searcher.documents(key=key)}:
+                    held[key] = files
+        return held
+
     def verify(self) -> None:
         schema = self.native.schema
         with self.native.reader() as reader:
-            for _ in reader.all_stored_fields():
-                pass
+            records: dict[str, tuple[int, int, bool]] = {}
+            for fields in reader.all_stored_fields():
+                if fields.get("kind") == KIND_FILE:
+                    mtime_ns, size, _, skipped = fields["fstate"]
+                    records[fields["file"]] = (mtime_ns, size, bool(skipped))
+            stats = self.file_stats()
+            fast = {rel: (*st, rel in stats.skipped) for rel, st in stats.files.items()}
+            if fast != records:
+                raise ValueError(f"the {FILE_STAT} column disagrees with the file records")
             for leaf, _ in reader.leaf_readers():
                 for (name, tbytes), info in leaf._terms.items():
                     info.doc_frequency()
@@ -220,6 +280,7 @@ class WhooshIndex:
                     kind=KIND_FILE,
                     file=rel,
                     fstate=(state.mtime_ns, state.size, state.hash, state.skipped),
+                    fstat=pack_stat(rel, state.mtime_ns, state.size, bool(state.skipped)),
                 )
         if clear:
             writer.commit(mergetype=writing.CLEAR)
