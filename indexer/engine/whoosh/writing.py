@@ -32,7 +32,7 @@ from indexer.engine.whoosh.schema import (
     unpack_stats,
 )
 from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
-from indexer.engine.whoosh.tops import TopsCounter, clean_tops, write_tops
+from indexer.engine.whoosh.tops import TopsCounter, clean_tops, read_tops, write_tops
 from indexer.engine.writing import (
     Bookkeeping,
     CommitFailed,
@@ -164,31 +164,30 @@ class WhooshIndex:
                         check_extent(name, offset, length)  # as the lexicons read it
 
     def repair_tops(self) -> int:
-        """Reads each segment's tops as a search would; where they are missing or
-        damaged, counts its live documents' texts again and writes them (a whole new
-        file, renamed into place)."""
-        schema = self.native.schema
-        if TopsCounter.of(schema) is None:
+        """Reads each segment's tops file as a search would, knowing the segment from the
+        table of contents alone (a reader of every segment costs more than the check);
+        where the tops are missing or damaged, counts the segment's live documents' texts
+        again and writes them (a whole new file, renamed into place)."""
+        index = self.native
+        if TopsCounter.of(index.schema) is None:
             return 0
-        folder = self.native.storage.folder
+        folder = index.storage.folder
         repaired = 0
-        with self.native.reader() as reader:
-            for leaf, _ in reader.leaf_readers():
-                if leaf.segment() is None:
-                    continue
-                segment = segment_of(leaf, folder)
-                if segment.fragment_tops() is not None:
-                    continue
-                tops = TopsCounter.of(schema)
-                assert tops is not None
+        for info in index._segments():
+            if read_tops(folder, info.segment_id(), info.doc_count_all()) is not None:
+                continue
+            tops = TopsCounter.of(index.schema)
+            assert tops is not None
+            with SegmentReader(index.storage, index.schema, info) as reader:
+                segment = segment_of(reader, folder)
                 texts, keys = segment.bytes_column(tops.column), segment.bytes_column(tops.key)
                 ranks = segment.int_column(tops.rank)
                 for d in range(segment.doc_count_all):
                     if d not in segment.deleted:
                         tops.counter.add(d, texts.value(d), ranks[d], keys.value(d))
                 write_tops(folder, segment.id, tops.counter.table(segment.doc_count_all))
-                log.warning("%s: fragment tops written anew (missing or damaged)", segment.id)
-                repaired += 1
+            log.warning("%s: fragment tops written anew (missing or damaged)", info.segment_id())
+            repaired += 1
         return repaired
 
     def bookkeeping_of(self, files: Iterable[str]) -> Bookkeeping:
