@@ -41,6 +41,7 @@ from indexer.engine.writing import (
     Document,
     Engine,
     FileState,
+    FileStats,
     Index,
     Plan,
     SegmentStats,
@@ -58,6 +59,10 @@ LOCK_FILE = "writer.lock"
 PARALLEL_THRESHOLD = 2000
 # A batch of more paths than this is applied by a reconcile of the whole collection.
 APPLY_MAX_PATHS = 500
+# A reconcile reads the bookkeeping of the files that changed, file by file; past this
+# share of the collection's files (and APPLY_MAX_PATHS) it reads all of it in one pass,
+# which then costs less.
+CATCH_UP_MAX_SHARE = 0.05
 # Compaction (see Syncer.compact) re-indexes the documents of small segments into one
 # when a tier (the power of ten of a segment's live documents) holds this many segments...
 COMPACT_FACTOR = 4
@@ -312,6 +317,33 @@ def _compaction_victims(segments: list[SegmentStats]) -> list[SegmentStats]:
 def _needs_compaction(segments: list[SegmentStats]) -> bool:
     victims = _compaction_victims(segments)
     return len(victims) > 1 or any(s.deleted for s in victims) or any(s.live == 0 for s in segments)
+
+
+def _differing(on_disk: dict[str, tuple[int, int]], stats: FileStats) -> set[str]:
+    """The files whose bookkeeping a reconcile reads: new, gone, of another mtime or
+    size, or skipped before (their reason is in the record; an unreadable one is tried
+    again)."""
+    recorded = stats.files.get
+    differ = {rel for rel, st in on_disk.items() if recorded(rel) != st}
+    differ.update(stats.files.keys() - on_disk.keys())
+    differ.update(stats.skipped)
+    return differ
+
+
+def _check_stats(files: dict[str, FileState], stats: FileStats, rels: Iterable[str]) -> None:
+    """Raises if the file stats read fast disagree with the file records of ``rels``: both
+    are written in one commit, so the index is damaged (and is rebuilt)."""
+    for rel in rels:
+        state = files.get(rel)
+        fast = stats.files.get(rel)
+        if (state is None) != (fast is None) or (
+            state is not None
+            and (
+                (state.mtime_ns, state.size) != fast
+                or bool(state.skipped) != (rel in stats.skipped)
+            )
+        ):
+            raise ValueError(f"{rel}: its file stat disagrees with its file record")
 
 
 def doc_hash(doc: dict[str, Any]) -> str:
@@ -623,25 +655,46 @@ class Syncer:
         progress: Progress | None,
         writing: Callable[[], None] | None = None,
     ) -> None:
+        """Walk the source and commit the difference. The walk is compared with the file
+        stats the index reads fast (``Index.file_stats``); only the files that differ (new,
+        gone, another mtime or size, skipped before) have their bookkeeping read and are
+        planned, so a reconcile with nothing changed costs the walk and that read."""
         if self.root is None or not self.root.is_dir():
             summary.missing_root = True
             listing = Listing()
         else:
             listing = walk(self.root, self.source)
         summary.skipped.update(listing.skipped)
+        held: Callable[[set[str]], set[str]] | None = None
         if full or created:
+            on_disk = listing.files
             files: dict[str, FileState] = {}
             docs: dict[str, dict[str, str]] = {}
+            indexed_keys: set[str] | None = set()
         else:
-            files, docs = index.bookkeeping()
-        # The state read is complete here: a key it does not hold is not in the index.
-        indexed_keys = {key for keys in docs.values() for key in keys}
+            stats = index.file_stats()
+            differ = _differing(listing.files, stats)
+            files_count = max(len(listing.files), len(stats.files))
+            if len(differ) > max(APPLY_MAX_PATHS, CATCH_UP_MAX_SHARE * files_count):
+                # So many changed that one pass over the whole bookkeeping costs less.
+                on_disk = listing.files
+                files, docs = index.bookkeeping()
+                # The state read is complete here: a key it does not hold is not in the index.
+                indexed_keys = {key for keys in docs.values() for key in keys}
+            else:
+                on_disk = {rel: listing.files[rel] for rel in differ if rel in listing.files}
+                files, docs = index.bookkeeping_of(differ)
+                _check_stats(files, stats, differ)
+                # The documents of the files that did not change, unread.
+                summary.unchanged += stats.documents - sum(map(len, docs.values()))
+                held = self._held_elsewhere(index, differ)
+                indexed_keys = None
         # A build in writer processes streams: they index the first files while the rest
         # are read. (A build only adds documents: its records and deletions are complete
         # once the documents are taken.)
         stream = (full or created) and self.parallel and len(listing.files) >= PARALLEL_THRESHOLD
         plan = self._plan(
-            listing.files,
+            on_disk,
             files,
             docs,
             set(files) | set(docs),
@@ -650,10 +703,21 @@ class Syncer:
             indexed_keys,
             stream=stream,
             then=writing,
+            held=held,
         )
         streamed = len(listing.files) if stream else 0
         self._commit(index, plan, summary, clear=full and not created, streamed=streamed)
         self._compact_locked(index.refresh())
+
+    def _held_elsewhere(self, index: Index, differ: set[str]) -> Callable[[set[str]], set[str]]:
+        """Which of some keys a document of a file not in ``differ`` (one that did not
+        change) holds too, an ELOG entry in two files: that file still yields it, so it
+        stays. Asked only of the keys the files that differ no longer yield."""
+
+        def held(keys: set[str]) -> set[str]:
+            return {key for key, files in index.files_holding(keys).items() if files - differ}
+
+        return held
 
     def apply(self, rels: Iterable[str]) -> Summary:
         """Re-check some paths (files or folders, relative to the root) after a change."""
@@ -787,16 +851,19 @@ class Syncer:
         force: bool = False,
         stream: bool = False,
         then: Callable[[], None] | None = None,
+        held: Callable[[set[str]], set[str]] | None = None,
     ) -> Plan:
         """What to write. ``files`` and ``docs`` are what the index holds for the paths
         concerned; ``indexed_keys``, when known, every key the index holds, so that a new
         document's key is not looked up for deletion. ``force`` rewrites every document
         of the files (compaction) and counts only real changes in ``summary``. With
         ``stream``, the files are read as the commit takes the documents, and the rest of
-        the plan is complete only then. ``then`` is called once every file is read."""
+        the plan is complete only then. ``then`` is called once every file is read.
+        ``held``: which of some keys files not concerned still yield (never deleted as
+        gone); None: every file is concerned."""
         plan = Plan(indexed_files=set(files))
         documents = self._planning(
-            plan, on_disk, files, docs, known, summary, progress, indexed_keys, force, then
+            plan, on_disk, files, docs, known, summary, progress, indexed_keys, force, then, held
         )
         plan.add_docs = documents if stream else list(documents)
         return plan
@@ -813,6 +880,7 @@ class Syncer:
         indexed_keys: set[str] | None = None,
         force: bool = False,
         then: Callable[[], None] | None = None,
+        held: Callable[[set[str]], set[str]] | None = None,
     ) -> Iterator[Document]:
         """The documents to add, file by file as they are read (see ``_plan``), filling
         in the rest of ``plan`` (records, deletions) as it goes."""
@@ -897,11 +965,18 @@ class Syncer:
         for rel in known - set(on_disk):
             plan.file_records[rel] = None
         # Documents whose file no longer yields them (an id may have moved files).
-        for rel in known | set(plan.file_records):
-            for key in old_keys.get(rel, ()):
-                if key not in produced:
-                    plan.delete_keys.add(key)
-                    summary.deleted += 1
+        gone = [
+            key
+            for rel in known | set(plan.file_records)
+            for key in old_keys.get(rel, ())
+            if key not in produced
+        ]
+        if gone and held is not None:
+            produced |= held(set(gone))
+        for key in gone:
+            if key not in produced:
+                plan.delete_keys.add(key)
+                summary.deleted += 1
         if then is not None:
             then()
 

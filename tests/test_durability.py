@@ -387,7 +387,8 @@ def test_a_flipped_byte_anywhere_in_a_segment_never_shows_a_traceback(
     except TroveError as exc:
         assert exc.code == "INDEX_UNAVAILABLE"
         assert _answer(settings) == before
-    # A write reads the whole index first: any damage it meets is rebuilt.
+    # A write reads the file stats (and what it changes) first: any damage it meets is
+    # rebuilt; a flip elsewhere (in stored fields) is met by the search that reads it.
     summary = reindex(settings, ["reports"])[0]
     assert not summary.error
 

@@ -799,7 +799,7 @@ def test_the_index_stems_words_as_the_query_side_does() -> None:
 
 
 def test_title_body_and_attributes_are_indexed_stemmed_too() -> None:
-    assert ElogSource.schema_version == 3
+    assert ElogSource.schema_version >= 3  # 3 brought the stems
     names = {f.name for f in ElogSource().fields()}
     assert {"title_stems", "body_stems", "attributes_stems", "entry_stems"} <= names
     assert stemmed_tokens("Klystrons tripped at S30CB09-RMOD") == [

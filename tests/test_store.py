@@ -1,16 +1,25 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import random
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
 import lookups
 import pytest
 
+from indexer.config import Settings, settings_from_dict
+from indexer.engine.whoosh.schema import pack_stat
+from indexer.engine.whoosh.writing import WhooshIndex
 from indexer.reindex import reindex
 from indexer.sources.commands import CommandsSource
+from indexer.sources.registry import get_source
 from indexer.sources.reports import ReportsSource
 from indexer.store import (
     CollectionIndex,
@@ -604,3 +613,283 @@ def test_a_parallel_build_stopped_while_its_files_are_read_leaves_no_worker_and_
     assert indexed_keys(s, ReportsSource()) == {}
     syncer.cancel = None
     assert Syncer(s, ReportsSource()).reconcile().added == 700
+
+
+# --------------------------------------------------------------------------- the catch-up
+#
+# A reconcile compares the walk with the file stats the index reads fast, and reads the
+# bookkeeping of the files that differ only. The old way read all of it: with
+# CATCH_UP_MAX_SHARE and APPLY_MAX_PATHS below 0 a reconcile still does, and the two must agree exactly.
+
+SEP = "=" * 40
+
+
+def elog_record(mid: int, body: str) -> str:
+    return (
+        f"$@MID@$: {mid}\nDate: Wed, 22 May 2024 06:06:38 +0200\nSubject: s{mid}\n{SEP}\n{body}\n"
+    )
+
+
+class Twin:
+    """One tree of files written the same way (bytes and mtimes) in two folders, each with
+    its own index: ``fast`` reconciled by the catch-up, ``full`` by reading the whole
+    bookkeeping."""
+
+    def __init__(self, tmp_path: Path, rng: random.Random) -> None:
+        self.rng = rng
+        self.roots = {side: tmp_path / side for side in ("fast", "full")}
+        self.settings = {
+            side: settings_from_dict(
+                {
+                    "sources": {"reports": str(root / "reports"), "elog": str(root / "elog")},
+                    "index": {"dir": str(root / "index")},
+                },
+                base=root,
+            )
+            for side, root in self.roots.items()
+        }
+        self.reports: dict[str, str | bytes] = {}
+        self.days: dict[str, dict[int, str]] = {}  # ELOG day file: {id: body}
+        self.clock = 1_700_000_000 * 10**9
+        self.next_id = 1
+        self.denied: set[str] = set()
+
+    # ---- files, the same in both folders
+
+    def put(self, rel: str, data: str | bytes) -> None:
+        self.clock += 10**9
+        raw = data.encode() if isinstance(data, str) else data
+        for root in self.roots.values():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(raw)
+            os.utime(path, ns=(self.clock, self.clock))
+
+    def remove(self, rel: str) -> None:
+        for root in self.roots.values():
+            (root / rel).unlink()
+
+    def put_day(self, name: str) -> None:
+        records = self.days[name]
+        if records:
+            self.put(f"elog/2024/{name}", "".join(elog_record(m, b) for m, b in records.items()))
+        else:  # elogd removes a file it emptied
+            del self.days[name]
+            self.remove(f"elog/2024/{name}")
+
+    def words(self) -> str:
+        return " ".join(
+            self.rng.choice(["proxy", "token", "beam", "dump", "klystron"]) for _ in range(4)
+        )
+
+    # ---- changes
+
+    def add_report(self) -> None:
+        rel = f"a/r{self.rng.randrange(1000):03d}_20251101.md"
+        self.reports[rel] = self.words()
+        self.put(f"reports/{rel}", self.reports[rel])
+
+    def change(self) -> None:
+        """One change of a random kind."""
+        rng = self.rng
+        kind = rng.choice(
+            ["add", "edit", "delete", "rename", "touch", "binary", "deny", "entry", "move", "copy"]
+        )
+        if not self.reports or kind == "add":
+            self.add_report()
+            return
+        rel = rng.choice(sorted(self.reports))
+        if kind == "edit":
+            self.reports[rel] = f"{self.reports[rel]!s} {self.words()}"
+        elif kind == "delete":
+            del self.reports[rel]
+            self.remove(f"reports/{rel}")
+            return
+        elif kind == "rename":
+            new = f"b/{rel.rsplit('/', 1)[1]}"
+            if new in self.reports:
+                return
+            self.reports[new] = self.reports.pop(rel)
+            self.remove(f"reports/{rel}")
+            rel = new
+        elif kind == "binary":  # and back, if it was binary already
+            was = self.reports[rel]
+            self.reports[rel] = (
+                self.words() if isinstance(was, bytes) else b"\x00\x01" + os.urandom(8)
+            )
+        elif kind == "deny":  # unreadable, or readable again (permissions change no mtime)
+            self.denied ^= {rel}
+            return
+        elif kind in ("entry", "move", "copy"):
+            self.change_elog(kind)
+            return
+        self.put(f"reports/{rel}", self.reports[rel])  # touch: the same bytes, a new mtime
+
+    def change_elog(self, kind: str) -> None:
+        rng = self.rng
+        day = f"2405{rng.randrange(10, 16)}a.log"
+        records = self.days.setdefault(day, {})
+        owners = [(d, m) for d, rs in sorted(self.days.items()) for m in rs]
+        if kind == "entry" or not owners:
+            records[self.next_id] = self.words()
+            self.next_id += 1
+            self.put_day(day)
+            return
+        source, mid = rng.choice(owners)
+        if source == day:
+            self.days[day][mid] = self.words()  # edited in place
+        else:
+            records[mid] = self.days[source][mid]
+            if kind == "move":  # from one day file to another, both written
+                del self.days[source][mid]
+                self.put_day(source)
+        self.put_day(day)
+
+    # ---- reconciling both, and what their indexes hold
+
+    def reconcile(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        with monkeypatch.context() as m:
+            for rel in self.denied:
+                deny_opening(m, rel)  # in both folders
+            results = {}
+            for side, share in (("fast", math.inf), ("full", -1.0)):
+                m.setattr("indexer.store.CATCH_UP_MAX_SHARE", share)
+                m.setattr("indexer.store.APPLY_MAX_PATHS", -1)
+                for name in ("reports", "elog"):
+                    syncer = Syncer(self.settings[side], get_source(name))
+                    syncer.parallel = False
+                    summary = syncer.reconcile().as_dict()
+                    del summary["seconds"]
+                    results[side, name] = summary
+        for name in ("reports", "elog"):
+            assert results["fast", name] == results["full", name], name
+            assert held(self.settings["fast"], name) == held(self.settings["full"], name), name
+
+
+def held(settings: Settings, name: str) -> tuple[Any, ...]:
+    """What an index holds (its bookkeeping: each document's hash covers its fields), and
+    a check that its file stats read fast are its file records'."""
+    index = CollectionIndex(settings.index_dir, get_source(name)).open()
+    if index is None:
+        return ()
+    files, docs = index.bookkeeping()
+    stats = index.file_stats()
+    assert stats.files == {rel: (f.mtime_ns, f.size) for rel, f in files.items()}
+    assert stats.skipped == {rel for rel, f in files.items() if f.skipped}
+    assert stats.documents == sum(map(len, docs.values())) == index.doc_count()
+    index.verify()
+    return files, docs
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("built", ["fresh", "incrementally"])
+def test_the_catch_up_gives_the_index_and_summary_a_full_read_of_the_bookkeeping_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, built: str
+) -> None:
+    twin = Twin(tmp_path, random.Random(seed))
+    for _ in range(12):
+        twin.add_report()
+        twin.change_elog("entry")
+        if built == "incrementally":  # many small segments, deletions, compactions
+            twin.change()
+            twin.reconcile(monkeypatch)
+    twin.reconcile(monkeypatch)
+    for _ in range(20):
+        for _ in range(twin.rng.randrange(1, 4)):
+            twin.change()
+        twin.reconcile(monkeypatch)
+    twin.reconcile(monkeypatch)  # nothing changed
+
+
+def test_the_file_stats_are_the_live_file_records(make_settings, write, tmp_path) -> None:
+    s = make_settings()
+    for i in range(5):
+        write(f"reports/a/r{i}.md", f"report {i}")
+    write("reports/a/bin.md", b"\x00binary")
+    syncer = Syncer(s, ReportsSource())
+    syncer.reconcile()
+    write("reports/a/r1.md", "edited")  # its old record is deleted in the first segment
+    (tmp_path / "reports/a/r2.md").unlink()
+    syncer.reconcile()
+    index = CollectionIndex(s.index_dir, ReportsSource()).open()
+    assert index is not None
+    stats = index.file_stats()
+    on_disk = {
+        f"a/{p.name}": (p.stat().st_mtime_ns, p.stat().st_size)
+        for p in (tmp_path / "reports/a").iterdir()
+    }
+    assert stats.files == on_disk and "a/r2.md" not in stats.files
+    assert stats.skipped == {"a/bin.md"}
+    assert stats.documents == 4 == index.doc_count()
+    assert len(segment_sizes(s, ReportsSource())) == 2
+
+
+def test_a_reconcile_with_nothing_changed_reads_no_bookkeeping_and_commits_nothing(
+    make_settings, write, monkeypatch
+) -> None:
+    s = make_settings()
+    for i in range(5):
+        write(f"reports/a/r{i}.md", f"report {i}")
+    write("reports/a/bin.md", b"\x00binary")
+    Syncer(s, ReportsSource()).reconcile()
+    marker = CollectionIndex(s.index_dir, ReportsSource()).read_marker()
+    asked: list[set[str]] = []
+    real = WhooshIndex.bookkeeping_of
+
+    def bookkeeping_of(self: WhooshIndex, files: Iterable[str]) -> Any:
+        asked.append(set(files))
+        return real(self, asked[-1])
+
+    monkeypatch.setattr(WhooshIndex, "bookkeeping", None)  # never read whole
+    monkeypatch.setattr(WhooshIndex, "bookkeeping_of", bookkeeping_of)
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert (summary.unchanged, summary.skipped, summary.changed) == (5, {"binary file": 1}, False)
+    assert asked == [{"a/bin.md"}]  # a file skipped: its reason is read from its record
+    assert CollectionIndex(s.index_dir, ReportsSource()).read_marker() == marker
+
+
+def _flip_stat(settings: Settings, rel: str, at: int) -> None:
+    """Damage the file stat of ``rel`` where the segment files hold it: byte ``at`` of it
+    (16: the skipped flag, 0: the mtime)."""
+    root = settings.source_root("reports")
+    assert root is not None
+    path = root / rel
+    st = path.stat()
+    value = pack_stat(rel, st.st_mtime_ns, st.st_size, False)
+    for segment in (settings.index_dir / "reports").glob("*.seg"):
+        data = segment.read_bytes()
+        if data.count(value) == 1:
+            i = data.index(value) + at
+            segment.write_bytes(data[:i] + bytes([data[i] ^ 0x02]) + data[i + 1 :])
+            return
+    raise AssertionError(f"no file stat of {rel} found")
+
+
+@pytest.mark.parametrize("at", [16, 0], ids=["unreadable", "disagrees with its record"])
+def test_a_damaged_file_stat_is_damage_and_the_index_is_rebuilt(
+    make_settings, write, caplog: pytest.LogCaptureFixture, at: int
+) -> None:
+    s = make_settings()
+    for i in range(3):
+        write(f"reports/a/r{i}.md", f"report {i} proxy")
+    Syncer(s, ReportsSource()).reconcile()
+    _flip_stat(s, "a/r1.md", at)
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert "index damaged" in caplog.text
+    assert (summary.added, summary.unchanged) == (3, 0)
+    assert content_hits(s, ReportsSource(), "proxy") == {"a/r0.md", "a/r1.md", "a/r2.md"}
+    assert Syncer(s, ReportsSource()).reconcile().unchanged == 3
+
+
+def test_file_records_written_without_their_stat_are_damage_and_the_index_is_rebuilt(
+    make_settings, write, monkeypatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = make_settings()
+    write("reports/a/r0.md", "report proxy")
+    with monkeypatch.context() as m:  # a column missing its values
+        m.setattr("indexer.engine.whoosh.writing.pack_stat", lambda *args: b"")
+        Syncer(s, ReportsSource()).reconcile()
+    assert CollectionIndex(s.index_dir, ReportsSource()).damaged() is not None
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert "index damaged" in caplog.text and summary.added == 1
+    assert CollectionIndex(s.index_dir, ReportsSource()).damaged() is None

@@ -136,6 +136,17 @@ class SegmentStats:
 Bookkeeping = tuple[dict[str, FileState], dict[str, dict[str, str]]]
 
 
+@dataclass
+class FileStats:
+    """What reconcile compares with a walk, read without the stored fields: each file
+    record's ``(mtime_ns, size)``, the files recorded as skipped, and how many documents
+    (file records not counted) are live."""
+
+    files: dict[str, tuple[int, int]] = field(default_factory=dict)
+    skipped: set[str] = field(default_factory=set)
+    documents: int = 0
+
+
 class Index(Protocol):
     """One collection's index as of one commit, opened by its writer."""
 
@@ -156,6 +167,15 @@ class Index(Protocol):
         """Like :meth:`bookkeeping`, for these files only."""
         ...
 
+    def file_stats(self) -> FileStats:
+        """Every file record's stat, fast: a no-change reconcile reads only this. Raises
+        if it cannot be read whole (a damaged index)."""
+        ...
+
+    def files_holding(self, keys: Iterable[str]) -> dict[str, set[str]]:
+        """The files of the documents of each of these keys (a key absent: not there)."""
+        ...
+
     def files_under(self, folders: Iterable[str]) -> set[str]:
         """The files indexed (with a record or documents) below any of these folders
         ("" is the root)."""
@@ -174,8 +194,9 @@ class Index(Protocol):
         ...
 
     def verify(self) -> None:
-        """Read every segment's stored fields and term dictionaries; raises if a file is
-        missing, cut short or unreadable (a damaged index)."""
+        """Read every segment's stored fields, term dictionaries and file stats; raises if
+        a file is missing, cut short or unreadable, or the file stats disagree with the
+        file records (a damaged index)."""
         ...
 
     def repair_tops(self) -> int:

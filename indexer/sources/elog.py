@@ -413,7 +413,8 @@ class ElogSource:
     name: ClassVar[str] = "elog"
     # 2: stemmed title, body and attributes (title_stems, body_stems, attributes_stems).
     # 3: the three stemmed as one text (entry_stems): what text queries rank by.
-    schema_version: ClassVar[int] = 3
+    # 4: file records keep their stat in a column, which a reconcile reads fast.
+    schema_version: ClassVar[int] = 4
     scored: ClassVar[bool] = True  # BM25F over stemmed title, body and attributes
 
     def fields(self) -> tuple[Field, ...]:

@@ -66,7 +66,8 @@ class ReportsSource:
     # 5: days as date ordinals, 0 undated (-1 was undated and 1969-12-31 both); postings
     #    blocks of few objects (indexer/engine/whoosh/codec.py).
     # 6: per segment, the reports that hold each one- or two-character fragment most.
-    schema_version: ClassVar[int] = 6
+    # 7: file records keep their stat in a column, which a reconcile reads fast.
+    schema_version: ClassVar[int] = 7
     scored: ClassVar[bool] = False  # ranked by occurrences, then date
 
     def fields(self) -> tuple[Field, ...]:

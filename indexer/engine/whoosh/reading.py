@@ -52,7 +52,7 @@ from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX
 from indexer.engine.whoosh.storage import INDEX_NAME
-from indexer.engine.whoosh.tops import tops_file_name
+from indexer.engine.whoosh.tops import read_tops, tops_file_name
 
 log = logging.getLogger(__name__)
 
@@ -124,21 +124,16 @@ class WhooshSegment:
         """Read once, from the file the segment's writer left beside it (inverting.py);
         None if there is none, or it is damaged."""
         if self.memo.tops is None:
-            path = os.path.join(self.folder, tops_file_name(self.id))
-            try:
-                with open(path, "rb") as f:
-                    data = f.read()
-            except OSError:
-                tops = None
-            else:
-                tops = FragmentTops.parse(data, self.doc_count_all)
-                if tops is None:
-                    log.warning(
-                        "%s: damaged; short fragments in its segment are counted in the "
-                        "texts until the next reconcile writes it anew (`trove reindex`, "
-                        "or the daemon's start)",
-                        path,
-                    )
+            tops = read_tops(self.folder, self.id, self.doc_count_all)
+            if tops is None and os.path.exists(
+                path := os.path.join(self.folder, tops_file_name(self.id))
+            ):
+                log.warning(
+                    "%s: damaged; short fragments in its segment are counted in the "
+                    "texts until the next reconcile writes it anew (`trove reindex`, "
+                    "or the daemon's start)",
+                    path,
+                )
             self.memo.tops = (tops,)
         return self.memo.tops[0]
 

@@ -9,13 +9,24 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from indexer.engine.fragments import FragmentCounter
+from indexer.engine.fragments import FragmentCounter, FragmentTops
 
 TOPS_PREFIX = "trove-tops-"  # + a segment's id + ".bin": its fragment tops
 
 
 def tops_file_name(segment_id: str) -> str:
     return f"{TOPS_PREFIX}{segment_id}.bin"
+
+
+def read_tops(folder: str, segment_id: str, doc_count: int) -> FragmentTops | None:
+    """A segment of ``doc_count`` documents' tops; None if there are none, or they are
+    damaged."""
+    try:
+        with open(os.path.join(folder, tops_file_name(segment_id)), "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return FragmentTops.parse(data, doc_count)
 
 
 def write_tops(folder: str, segment_id: str, table: bytes) -> None:

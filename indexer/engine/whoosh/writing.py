@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Collection, Iterable
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +23,21 @@ from indexer.engine.fields import Field
 from indexer.engine.whoosh.codec import TroveCodec
 from indexer.engine.whoosh.inverting import TroveMpWriter, TroveSegmentWriter, gc_paused
 from indexer.engine.whoosh.reading import WhooshReader, check_extent, segment_of
-from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, KIND_DOC, KIND_FILE
+from indexer.engine.whoosh.schema import (
+    FILE_KEY_PREFIX,
+    FILE_STAT,
+    KIND_DOC,
+    KIND_FILE,
+    pack_stat,
+    unpack_stats,
+)
 from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
-from indexer.engine.whoosh.tops import TopsCounter, clean_tops, write_tops
+from indexer.engine.whoosh.tops import TopsCounter, clean_tops, read_tops, write_tops
 from indexer.engine.writing import (
     Bookkeeping,
     CommitFailed,
     FileState,
+    FileStats,
     Plan,
     SegmentStats,
     is_write_fault,
@@ -87,11 +96,62 @@ class WhooshIndex:
                     docs.setdefault(fields["file"], {})[fields["key"]] = fields.get("dhash", "")
         return files, docs
 
+    def file_stats(self) -> FileStats:
+        """From each segment's fstat column (schema.py), read in one go; the values are
+        counted against the segment's file records, so that a column cut short or missing
+        is damage, never files taken for new or gone."""
+        stats = FileStats()
+        folder = self.native.storage.folder
+        with self.native.reader() as reader:
+            for leaf, _ in reader.leaf_readers():
+                if leaf.segment() is None:
+                    continue
+                segment = segment_of(leaf, folder)
+                deleted = segment.deleted
+                records = leaf.doc_frequency("kind", KIND_FILE)  # deleted ones included
+                found = live_records = 0
+                if records and not leaf.has_column(FILE_STAT):
+                    raise ValueError(f"{segment.id}: no {FILE_STAT} column")
+                if records:
+                    column = segment.bytes_column(FILE_STAT)
+                    lengths = column.lengths
+                    docs = list(compress(range(len(lengths)), lengths))
+                    found = len(docs)
+                    live_records = unpack_stats(
+                        column.joined(0, segment.doc_count_all),
+                        column.offsets,
+                        lengths,
+                        (d for d in docs if d not in deleted) if deleted else docs,
+                        (stats.files, stats.skipped),
+                    )
+                if found != records:
+                    raise ValueError(
+                        f"{segment.id}: {found} values in its {FILE_STAT} column for "
+                        f"{records} file records"
+                    )
+                stats.documents += segment.doc_count_all - len(deleted) - live_records
+        return stats
+
+    def files_holding(self, keys: Iterable[str]) -> dict[str, set[str]]:
+        held: dict[str, set[str]] = {}
+        with self.native.searcher() as searcher:
+            for key in keys:
+                if files := {fields["file"] for fields in searcher.documents(key=key)}:
+                    held[key] = files
+        return held
+
     def verify(self) -> None:
         schema = self.native.schema
         with self.native.reader() as reader:
-            for _ in reader.all_stored_fields():
-                pass
+            records: dict[str, tuple[int, int, bool]] = {}
+            for fields in reader.all_stored_fields():
+                if fields.get("kind") == KIND_FILE:
+                    mtime_ns, size, _, skipped = fields["fstate"]
+                    records[fields["file"]] = (mtime_ns, size, bool(skipped))
+            stats = self.file_stats()
+            fast = {rel: (*st, rel in stats.skipped) for rel, st in stats.files.items()}
+            if fast != records:
+                raise ValueError(f"the {FILE_STAT} column disagrees with the file records")
             for leaf, _ in reader.leaf_readers():
                 for (name, tbytes), info in leaf._terms.items():
                     info.doc_frequency()
@@ -104,31 +164,30 @@ class WhooshIndex:
                         check_extent(name, offset, length)  # as the lexicons read it
 
     def repair_tops(self) -> int:
-        """Reads each segment's tops as a search would; where they are missing or
-        damaged, counts its live documents' texts again and writes them (a whole new
-        file, renamed into place)."""
-        schema = self.native.schema
-        if TopsCounter.of(schema) is None:
+        """Reads each segment's tops file as a search would, knowing the segment from the
+        table of contents alone (a reader of every segment costs more than the check);
+        where the tops are missing or damaged, counts the segment's live documents' texts
+        again and writes them (a whole new file, renamed into place)."""
+        index = self.native
+        if TopsCounter.of(index.schema) is None:
             return 0
-        folder = self.native.storage.folder
+        folder = index.storage.folder
         repaired = 0
-        with self.native.reader() as reader:
-            for leaf, _ in reader.leaf_readers():
-                if leaf.segment() is None:
-                    continue
-                segment = segment_of(leaf, folder)
-                if segment.fragment_tops() is not None:
-                    continue
-                tops = TopsCounter.of(schema)
-                assert tops is not None
+        for info in index._segments():
+            if read_tops(folder, info.segment_id(), info.doc_count_all()) is not None:
+                continue
+            tops = TopsCounter.of(index.schema)
+            assert tops is not None
+            with SegmentReader(index.storage, index.schema, info) as reader:
+                segment = segment_of(reader, folder)
                 texts, keys = segment.bytes_column(tops.column), segment.bytes_column(tops.key)
                 ranks = segment.int_column(tops.rank)
                 for d in range(segment.doc_count_all):
                     if d not in segment.deleted:
                         tops.counter.add(d, texts.value(d), ranks[d], keys.value(d))
                 write_tops(folder, segment.id, tops.counter.table(segment.doc_count_all))
-                log.warning("%s: fragment tops written anew (missing or damaged)", segment.id)
-                repaired += 1
+            log.warning("%s: fragment tops written anew (missing or damaged)", info.segment_id())
+            repaired += 1
         return repaired
 
     def bookkeeping_of(self, files: Iterable[str]) -> Bookkeeping:
@@ -220,6 +279,7 @@ class WhooshIndex:
                     kind=KIND_FILE,
                     file=rel,
                     fstate=(state.mtime_ns, state.size, state.hash, state.skipped),
+                    fstat=pack_stat(rel, state.mtime_ns, state.size, bool(state.skipped)),
                 )
         if clear:
             writer.commit(mergetype=writing.CLEAR)
