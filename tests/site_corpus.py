@@ -9,6 +9,7 @@ browser test can tell that none did.
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
 
 import yaml
 
@@ -190,6 +191,11 @@ H_ELOG_TEXT = record(
     system=H_RTL,
     domain=H_SCRIPT,
 )
+
+
+def url_path(*names: str) -> str:
+    """Names as the parts of a page's URL path, each quoted whole ('/' too)."""
+    return "/".join(quote(name, safe="") for name in names)
 
 
 def write_corpus(reports: Path, commands: Path, conversations: Path, elog: Path) -> None:

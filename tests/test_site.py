@@ -48,6 +48,7 @@ from site_corpus import (
     NAME_RICH,
     REPORT,
     ROOT_ID,
+    url_path,
     write_corpus,
 )
 from starlette.testclient import TestClient
@@ -357,24 +358,20 @@ def shows_as_text(html: str, values: list[str]) -> None:
     no_live_script(html)
 
 
-def _named(*names: str) -> str:
-    return "/".join(quote(name, safe="") for name in names)
-
-
 ELOG_FIELDS = [H_TITLE, H_LONG, H_AUTHOR, H_SCRIPT, H_JS, H_ENTITY, H_SECTION, H_ATTACHMENT]
 HOSTILE_PAGES = {
-    "report": (f"/reports/{_named(H_FOLDER, H_REPORT)}", [H_FOLDER, H_REPORT]),
+    "report": (f"/reports/{url_path(H_FOLDER, H_REPORT)}", [H_FOLDER, H_REPORT]),
     "report with a 255-byte name": (
-        f"/reports/{_named(H_FOLDER, H_REPORT_LONG)}",
+        f"/reports/{url_path(H_FOLDER, H_REPORT_LONG)}",
         [H_FOLDER, H_REPORT_LONG],
     ),
     "command": (
-        f"/commands/{_named(H_COMMAND)}",
+        f"/commands/{url_path(H_COMMAND)}",
         # name, title, description, each tag, then other frontmatter keys and values
         [H_COMMAND, H_TITLE, H_LONG, H_IMG, H_JS, H_ENTITY, H_RTL, H_RICH, H_SVG],
     ),
     "command listing its reports": (
-        f"/commands/{_named(H_FOLDER)}",
+        f"/commands/{url_path(H_FOLDER)}",
         [H_FOLDER, H_REPORT, H_REPORT_LONG],
     ),
     "conversation": (
@@ -414,7 +411,7 @@ def test_hostile_names_titles_and_attributes_show_as_text_and_never_run(
 
 
 def test_a_hostile_title_is_the_page_title_as_text(client: TestClient) -> None:
-    for path, title in ((f"/elog/{H_ROOT_ID}", H_TITLE), (f"/commands/{_named(H_COMMAND)}", "")):
+    for path, title in ((f"/elog/{H_ROOT_ID}", H_TITLE), (f"/commands/{url_path(H_COMMAND)}", "")):
         head = client.get(path).text.split("</head>", 1)[0]
         titles = re.findall(r"<title>(.*?)</title>", head, re.DOTALL)
         assert len(titles) == 1 and "<" not in titles[0]
@@ -440,10 +437,10 @@ H_BARE = "<b onmouseover=window.__pwned=30>bold &amp; [red]x"
 @pytest.mark.parametrize(
     ("path", "params", "status"),
     [
-        (f"/reports/{_named(H_BARE)}/x.md", {}, 400),
-        (f"/reports/{_named(COMMAND, H_BARE)}.md", {}, 404),
-        (f"/commands/{_named(H_BARE)}", {}, 404),
-        (f"/conversations/2025-11-21/{_named(H_BARE)}/x.md", {}, 404),
+        (f"/reports/{url_path(H_BARE)}/x.md", {}, 400),
+        (f"/reports/{url_path(COMMAND, H_BARE)}.md", {}, 404),
+        (f"/commands/{url_path(H_BARE)}", {}, 404),
+        (f"/conversations/2025-11-21/{url_path(H_BARE)}/x.md", {}, 404),
         ("/", {"q": "x", "since": H_BARE}, 400),
         ("/", {"q": "x", "until": H_BARE}, 400),
         ("/", {"q": "x", "command": H_BARE}, 400),
@@ -467,8 +464,8 @@ def test_an_error_shows_the_hostile_value_it_refuses_as_text(
 def test_a_hostile_query_is_kept_as_text_on_every_document_page(client: TestClient) -> None:
     for path in (
         f"/elog/{H_ROOT_ID}",
-        f"/reports/{_named(H_FOLDER, H_REPORT)}",
-        f"/commands/{_named(H_COMMAND)}",
+        f"/reports/{url_path(H_FOLDER, H_REPORT)}",
+        f"/commands/{url_path(H_COMMAND)}",
         f"/conversations/{quote(H_CONVERSATION)}",
     ):
         page = client.get(path, params={"q": f"{MARK} {H_BARE}"})
