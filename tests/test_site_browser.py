@@ -8,6 +8,7 @@ with -s to see it), never asserted; each page's screenshot is saved in tests/scr
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import signal
 import sys
@@ -366,6 +367,50 @@ def test_hostile_names_titles_and_attributes_show_as_text_and_run_nothing(
     page.get(f"{base_url}/elog/{H_ROOT_ID}")
     assert page.title == f"{_shown(H_TITLE)} · trove"
     screenshot(page, "elog-thread-hostile")
+
+
+# The top and left edges of each character of an element's text, in the text's order.
+LEFTS = """
+const walker = document.createTreeWalker(arguments[0], NodeFilter.SHOW_TEXT);
+const lefts = [];
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  for (let i = 0; i < n.length; i++) {
+    if (!n.data[i].trim()) continue;
+    const r = document.createRange();
+    r.setStart(n, i);
+    r.setEnd(n, i + 1);
+    const box = r.getBoundingClientRect();
+    lefts.push([Math.round(box.top), box.left]);
+  }
+}
+return lefts;
+"""
+
+
+def reads_left_to_right(driver: WebDriver, element: Any) -> None:
+    """Each line of the element's text is laid out in the text's order."""
+    boxes = driver.execute_script(LEFTS, element)
+    assert boxes, element.text
+    for (top, left), (next_top, next_left) in itertools.pairwise(boxes):
+        assert next_top > top or (next_top == top and next_left > left), (element.text, boxes)
+
+
+def test_a_right_to_left_override_in_a_name_never_reorders_what_follows_it(
+    page: WebDriver, base_url: str
+) -> None:
+    # Each of these follows a name ending inside a U+202E (right-to-left override), on
+    # the same line: an entry's id after its title, "reply to #id" after an author, a
+    # report's date after its name, a conversation's file after another's name.
+    page.get(f"{base_url}/elog/{H_ROOT_ID}")
+    reads_left_to_right(page, page.find_element(By.CSS_SELECTOR, f"#e{H_ROOT_ID} h2 .id"))
+    reads_left_to_right(page, page.find_element(By.CSS_SELECTOR, f"#e{H_REPLY_ID} h2 .id"))
+    reply_to = page.find_element(By.CSS_SELECTOR, f"#e{H_REPLY_ID} .meta a[href='#e{H_ROOT_ID}']")
+    reads_left_to_right(page, reply_to)
+    page.get(f"{base_url}/commands/{url_path(H_FOLDER)}")
+    for when in page.find_elements(By.CSS_SELECTOR, ".reports time"):
+        reads_left_to_right(page, when)
+    page.get(f"{base_url}/conversations/{quote(H_CONVERSATION)}")
+    reads_left_to_right(page, page.find_element(By.CSS_SELECTOR, ".facts strong"))
 
 
 def test_a_sample_elog_thread_reads_in_order(page: WebDriver, base_url: str) -> None:
