@@ -11,7 +11,7 @@ from rapidfuzz import fuzz
 from indexer.config import Settings
 from query.context import QueryContext
 from query.elog import search_elog
-from query.forgiving import closest
+from query.forgiving import MAX_CANDIDATES, closest
 from query.reports import search_reports
 from query.workspace import search_workspace
 
@@ -37,11 +37,35 @@ def test_a_word_at_or_above_the_cut_off_is_corrected() -> None:
     assert closest("word", ["ward"]) == ["ward"]
 
 
-def test_the_closest_words_come_best_first_then_by_first_letter() -> None:
-    # 'tokens' (90.9) beats 'taken' (80); of 'woken' and 'taken' (both 80), the one
-    # starting like the word comes first.
-    assert closest("token", ["woken", "taken", "tokens"]) == ["tokens", "taken", "woken"]
+def test_the_closest_words_come_best_first_then_by_first_letter_then_in_order() -> None:
+    # 'tokens' (90.9) beats 'taken' (80); of 'boken' and 'taken' (both 80), the one
+    # starting like the word comes first, then the others alphabetically.
+    assert closest("token", ["woken", "boken", "taken", "tokens"]) == ["tokens", "taken", "boken"]
     assert closest("token", ["woken", "taken", "tokens"], limit=1) == ["tokens"]
+    assert closest("token", ["woken", "boken"]) == ["boken", "woken"]
+
+
+def test_similarity_is_the_plain_ratio_not_a_weighted_one() -> None:
+    # 'forms' is 88.9 similar to 'form', 'formal' 80 (rapidfuzz's WRatio would give
+    # 'formal' 90, for holding the word whole).
+    assert closest("form", ["formal", "forms"]) == ["forms", "formal"]
+
+
+def test_at_most_three_words_are_offered_unless_asked() -> None:
+    terms = ["taken", "tokens", "toke", "tolen", "tokes"]
+    assert len(closest("token", terms)) == 3
+    assert len(closest("token", terms, limit=5)) == 5
+
+
+def test_of_many_equally_close_words_only_the_first_four_per_word_asked_are_ranked() -> None:
+    # Five words 80 similar to 'token'; of the first four (4 x limit) in the order given,
+    # the best by first letter and then alphabetically; 'taken', fifth, is not looked at.
+    assert closest("token", ["woken", "boken", "poken", "roken", "taken"], limit=1) == ["boken"]
+
+
+def test_at_most_max_candidates_terms_are_compared() -> None:
+    assert closest("token", ["zzzzz"] * MAX_CANDIDATES + ["taken"]) == []
+    assert closest("token", ["zzzzz"] * (MAX_CANDIDATES - 1) + ["taken"]) == ["taken"]
 
 
 @pytest.mark.parametrize("word", ["abc", "t0ken", "2025", "代理"])
@@ -51,9 +75,9 @@ def test_a_short_word_or_a_word_with_digits_is_never_corrected(word: str) -> Non
 
 
 def test_a_term_more_than_two_letters_longer_or_shorter_is_never_offered() -> None:
-    # 'tokenise' (76.9) and 'to' are three letters away; 'tokens' one.
+    # 'tokenise' (76.9) and 'to' are three letters away; 'tokened' two, 'tokens' one.
     assert closest("token", ["tokenise", "to"]) == []
-    assert closest("token", ["tokenise", "tokens"]) == ["tokens"]
+    assert closest("token", ["tokenise", "tokens", "tokened"]) == ["tokens", "tokened"]
 
 
 # --------------------------------------------------------------- through the searches

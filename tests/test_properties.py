@@ -23,7 +23,7 @@ from indexer.sources.elog import SERVER_ZONE, parse_date, parse_logbook_file
 from indexer.sources.reports import date_from_name
 from query.context import QueryContext
 from query.elog import is_regex, required_literals, search_elog
-from query.elog.dates import check_dates
+from query.elog.dates import Bound, check_dates
 from query.errors import TroveError
 from query.workspace import check_date_range
 
@@ -210,6 +210,7 @@ def test_a_date_range_that_is_not_text_is_invalid_date_range(value: object) -> N
     with pytest.raises(TroveError) as err:
         check_date_range(value)  # type: ignore[arg-type]
     assert err.value.code == "INVALID_DATE_RANGE"
+    assert "must be a string" in err.value.message and "YYYY-MM-DD" in err.value.message
 
 
 @BOUNDED
@@ -391,6 +392,54 @@ def test_until_a_day_includes_its_whole_day(since: datetime, days_later: int) ->
     else:
         with pytest.raises(TroveError):
             check_dates(since.isoformat(), until.isoformat())
+
+
+@BOUNDED
+@given(moments, st.booleans(), st.integers(-90, 90), st.booleans())
+def test_times_without_an_offset_are_a_range_only_in_wall_clock_order(
+    since: datetime, since_aware: bool, minutes_later: int, until_aware: bool
+) -> None:
+    # At least one of the two is read in each entry's own offset: their wall clocks
+    # are compared (equal ones are a range).
+    assume(not (since_aware and until_aware))
+    until = since + timedelta(minutes=minutes_later)
+    given_since = since if since_aware else since.replace(tzinfo=None)
+    given_until = until if until_aware else until.replace(tzinfo=None)
+    if minutes_later >= 0:
+        check_dates(given_since.isoformat(), given_until.isoformat())
+    else:
+        with pytest.raises(TroveError):
+            check_dates(given_since.isoformat(), given_until.isoformat())
+
+
+@BOUNDED
+@given(days, days, moments, moments)
+def test_dates_and_datetimes_given_as_objects_read_as_their_iso_text(
+    day1: date, day2: date, moment1: datetime, moment2: datetime
+) -> None:
+    low, high = sorted([day1, day2])
+    assert check_dates(low, high) == check_dates(low.isoformat(), high.isoformat())
+    start, end = sorted([moment1, moment2])
+    assert check_dates(start, end) == check_dates(start.isoformat(), end.isoformat())
+    assert check_dates(start, None)[0] == Bound(int(f"{start:%Y%m%d}"), start)
+
+
+@BOUNDED
+@given(st.one_of(st.integers(), st.floats(), st.lists(st.integers(), max_size=2)))
+def test_a_since_that_is_not_text_or_a_date_is_invalid_date_range(value: object) -> None:
+    with pytest.raises(TroveError) as err:
+        check_dates(value, None)  # type: ignore[arg-type]
+    assert err.value.code == "INVALID_DATE_RANGE"
+    assert err.value.message == f"since must be a date string, got {value!r}"
+
+
+def test_a_bad_date_says_which_forms_are_read() -> None:
+    with pytest.raises(TroveError) as err:
+        check_dates(None, "2025-10-32")
+    assert err.value.message.startswith("until '2025-10-32' is not a valid date (")
+    assert err.value.message.endswith(
+        "): use YYYY-MM-DD or ISO 8601 such as 2025-10-06T08:00:00+02:00"
+    )
 
 
 date_chars = st.sampled_from(list("0123456789" * 2 + "-:T+Z. ") + ["W", "٣"])
