@@ -4,7 +4,7 @@ matter for it, and the score per module. Not for CI: it takes minutes a module.
     python bench/mutation.py [MODULE ...] [--jobs 2] [--show]
 
 MODULE is a path such as query/forgiving.py (default: the modules of MODULES). For each,
-the tracked files of the working tree (uncommitted changes too) are copied to
+the working tree's files that git tracks or would (uncommitted changes too) are copied to
 mutants/runs/<module>/, whose pyproject.toml gets [tool.mutmut] with this module as
 only_mutate and its tests (TESTS) as the test selection; `mutmut run` runs there, under
 `nice -n 10`. Prints killed/total and the surviving mutants (with --show, their diffs).
@@ -63,12 +63,14 @@ def toml_value(value: object) -> str:
 
 
 def prepare(module: str, work: Path) -> None:
-    """The working tree's tracked files in ``work``, mutmut configured for ``module``."""
+    """The working tree's files in ``work``, mutmut configured for ``module``."""
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
     listed = subprocess.run(
-        ["git", "ls-files", "-z", "query", "indexer", "tests", "data", "trove.toml"],
+        # Tracked files and new ones git does not ignore, as they are in the working tree.
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+        + ["query", "indexer", "tests", "data", "trove.toml"],
         cwd=REPO,
         check=True,
         capture_output=True,
