@@ -1,5 +1,6 @@
 """Documents for the web page's tests: a report, a command, a conversation and an ELOG
-thread, some of them holding script that must never run in the page.
+thread, some of them holding script that must never run in the page; and one more of
+each whose every name, title and attribute is hostile (see "hostile metadata").
 
 Every hostile piece sets ``window.__pwned`` and the document title when it runs, so a
 browser test can tell that none did.
@@ -8,6 +9,9 @@ browser test can tell that none did.
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
+
+import yaml
 
 COMMAND = "klystron-check"
 REPORT = "klystron_20251120_v1.md"
@@ -65,12 +69,25 @@ ELOG_HTML_BODY = (
 )
 
 
-def record(mid: int, title: str, body: str, encoding: str = "plain", headers: str = "") -> str:
+def record(
+    mid: int,
+    title: str,
+    body: str,
+    encoding: str = "plain",
+    headers: str = "",
+    author: str = "T. Test",
+    category: str = "Problem",
+    system: str = "RF",
+    domain: str = "Aramis",
+    section: str = "",
+    attachment: str = "",
+) -> str:
     """One ELOG record as elogd writes it."""
     return (
         f"$@MID@$: {mid}\nDate: Thu, 20 Nov 2025 08:0{mid % 10}:00 +0100\n{headers}"
-        f"Author: T. Test\nCategory: Problem\nSystem: RF\nDomain: Aramis\nSection: \n"
-        f"Title: {title}\nAttachment: \nEncoding: {encoding}\n{SEP}\n{body}\n"
+        f"Author: {author}\nCategory: {category}\nSystem: {system}\nDomain: {domain}\n"
+        f"Section: {section}\nTitle: {title}\nAttachment: {attachment}\n"
+        f"Encoding: {encoding}\n{SEP}\n{body}\n"
     )
 
 
@@ -94,6 +111,93 @@ ELOG_TEXT = (
 )
 
 
+# --------------------------------------------------------------------------- hostile metadata
+
+# Strings for every field a page or a CLI table shows beside the bodies: names, titles,
+# authors, attributes, attachments, tags and frontmatter values. Markup that would run;
+# HTML entities, which must show as written (never decoded twice); a right-to-left
+# override; rich markup and an emoji code, which the CLI must print as they are; and
+# values of 10,000 characters. A name is a file name: no '/', at most 255 bytes (so no
+# closing tag, and long names only up to that); a report's command folder is a portable
+# name too (no < > : " | ? *).
+MARK = "mallory"  # every hostile document holds it: one search finds them all
+H_SCRIPT = f"<script>{PWN.format(n=11)}</script>"
+H_IMG = f'<img src=x onerror="{PWN.format(n=12)}">'
+H_SVG = f'<svg onload="{PWN.format(n=13)}">'
+H_JS = f"javascript:{PWN.format(n=14)}"
+H_ENTITY = "&lt;script&gt;alert(1)&lt;/script&gt; &amp;amp; &#60;b&#62;"
+H_RTL = "\u202egnp.exe"
+H_RICH = "[red]x[/red] [/] [bold]:warning:"
+NAME_ENTITY = "&lt;script&gt;&amp;amp;&#60;b&#62;"
+NAME_RICH = "[bold red]x[on blue] :warning:"
+H_TITLE = f"{H_SCRIPT} {H_IMG} {H_ENTITY} {H_RTL} {H_RICH} {MARK}"
+H_LONG = (f"{H_SCRIPT} {H_IMG} {H_SVG} {H_JS} {H_ENTITY} {H_RTL} {H_RICH} " * 60)[:10_000]
+MAX_NAME_BYTES = 255
+
+
+def _long_name(start: str, end: str) -> str:
+    """A file name of exactly MAX_NAME_BYTES bytes."""
+    return start + "y" * (MAX_NAME_BYTES - len((start + end).encode())) + end
+
+
+H_FOLDER = f"{NAME_ENTITY} {H_RTL} [bold red]x[on blue] 'rf'=1;#"
+H_REPORT = f"{H_IMG} {NAME_ENTITY} {H_RTL} {NAME_RICH} {MARK}_20251121.md"
+H_REPORT_LONG = _long_name(f"{H_SVG} {MARK} ", "_20251122.md")
+H_COMMAND = f"{H_IMG}{NAME_ENTITY} {H_RTL} {NAME_RICH} {MARK}"
+H_CONVERSATION_FOLDER = f"002-{H_IMG} {NAME_ENTITY} {H_RTL} {NAME_RICH}"
+H_CONVERSATION_FILE = f"{H_SVG} {MARK}.md"
+H_CONVERSATION = f"2025-11-21/{H_CONVERSATION_FOLDER}/{H_CONVERSATION_FILE}"
+H_CONVERSATION_OTHER_FILE = f"{H_IMG} {NAME_ENTITY} {H_RTL}.txt"  # listed before it
+H_CONVERSATION_LONG_FOLDER = _long_name("003-", f" {MARK}")
+H_CONVERSATION_LONG = f"2025-11-21/{H_CONVERSATION_LONG_FOLDER}/notes.md"
+H_FRONTMATTER: dict[str, object] = {
+    "title": H_TITLE,
+    "description": H_LONG,
+    "tags": [H_IMG, H_JS, H_ENTITY, H_RTL, H_RICH, MARK],
+    "owner": H_SVG,
+    "link": H_JS,
+    "notes": H_LONG,
+    "nested": {H_SCRIPT: H_ENTITY},
+    H_SVG: MARK,  # a hostile key
+}
+H_COMMAND_TEXT = (
+    "---\n"
+    + yaml.safe_dump(H_FRONTMATTER, allow_unicode=True, width=float("inf"), sort_keys=False)
+    + f"---\n# Steps\n\nAsk {MARK}.\n"
+)
+H_ROOT_ID, H_REPLY_ID = 90011, 90012
+H_ELOG_FILE = "2025/251122a.log"
+H_AUTHOR = f"{H_IMG} {H_ENTITY} {H_RICH}"
+H_SECTION = f"{H_RTL} {H_RICH}"
+H_ATTACHMENT = f"251122_080000_{H_SVG}.png"
+H_ELOG_TEXT = record(
+    H_ROOT_ID,
+    H_TITLE,
+    f"{MARK} was here.",
+    headers=f"Reply to: {H_REPLY_ID}\n",
+    author=H_AUTHOR,
+    category=H_SCRIPT,
+    system=H_JS,
+    domain=H_ENTITY,
+    section=H_SECTION,
+    attachment=H_ATTACHMENT,
+) + record(
+    H_REPLY_ID,
+    H_LONG,
+    f"{MARK} again.",
+    headers=f"In reply to: {H_ROOT_ID}\n",
+    author=H_RTL,
+    category=H_RICH,
+    system=H_RTL,
+    domain=H_SCRIPT,
+)
+
+
+def url_path(*names: str) -> str:
+    """Names as the parts of a page's URL path, each quoted whole ('/' too)."""
+    return "/".join(quote(name, safe="") for name in names)
+
+
 def write_corpus(reports: Path, commands: Path, conversations: Path, elog: Path) -> None:
     """The documents above, each in its collection's folder."""
     files = {
@@ -101,6 +205,15 @@ def write_corpus(reports: Path, commands: Path, conversations: Path, elog: Path)
         commands / f"{COMMAND}.md": COMMAND_TEXT,
         conversations / CONVERSATION: CONVERSATION_TEXT,
         elog / ELOG_FILE: ELOG_TEXT,
+        reports / H_FOLDER / H_REPORT: f"# {MARK}\n\nA report of {MARK}.\n",
+        reports / H_FOLDER / H_REPORT_LONG: f"{MARK} wrote a long name.\n",
+        commands / f"{H_COMMAND}.md": H_COMMAND_TEXT,
+        # The command of the hostile reports, whose page lists them.
+        commands / f"{H_FOLDER}.md": f"---\ntitle: {MARK}'s reports\n---\nWrites reports.\n",
+        conversations / H_CONVERSATION: f"{MARK} talked.\n",
+        conversations / H_CONVERSATION.rsplit("/", 1)[0] / H_CONVERSATION_OTHER_FILE: "notes\n",
+        conversations / H_CONVERSATION_LONG: f"{MARK} talked at length.\n",
+        elog / H_ELOG_FILE: H_ELOG_TEXT,
     }
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -25,6 +25,27 @@ from pathlib import Path
 
 import pytest
 import typer.main
+from site_corpus import (
+    H_ATTACHMENT,
+    H_AUTHOR,
+    H_COMMAND,
+    H_CONVERSATION_FOLDER,
+    H_CONVERSATION_LONG_FOLDER,
+    H_ENTITY,
+    H_FOLDER,
+    H_IMG,
+    H_JS,
+    H_LONG,
+    H_REPORT,
+    H_REPORT_LONG,
+    H_RICH,
+    H_ROOT_ID,
+    H_RTL,
+    H_SCRIPT,
+    H_TITLE,
+    MARK,
+    write_corpus,
+)
 from typer.testing import CliRunner
 
 from indexer.config import load_settings
@@ -339,6 +360,95 @@ def test_thread_takes_an_id_as_search_elog_shows_it(config) -> None:
     assert json.loads(r.stdout)["message_id"] == 31185
     bad = invoke("--config", config, "thread", "#x1", "--json")
     assert bad.exit_code == 2 and json.loads(bad.stdout)["error"]["code"] == "INVALID_ARGUMENT"
+
+
+# --------------------------------------------------------------------------- hostile names
+
+
+@pytest.fixture
+def hostile_config(tmp_path: Path) -> tuple[str, Path]:
+    """The web page's corpus (one document of each collection whose every name, title
+    and attribute is hostile), in folders whose path holds rich markup; the config and
+    that folder."""
+    base = tmp_path / "src [bold]" / "a[" / "b] :warning:"  # '[/b]' in the path
+    write_corpus(base / "reports", base / "commands", base / "conversations", base / "elog")
+    sources = "".join(
+        f"{name} = {json.dumps(str(base / name))}\n"
+        for name in ("reports", "commands", "conversations", "elog")
+    )
+    cfg = tmp_path / "trove.toml"
+    index = json.dumps(str(base / "index"))
+    cfg.write_text(
+        f'[sources]\n{sources}[index]\ndir = {index}\n[elog]\nrerank = "lexical"\n',
+        encoding="utf-8",
+    )
+    return str(cfg), base
+
+
+ELOG_SHOWN = [H_TITLE, H_AUTHOR, H_SCRIPT, H_JS]
+HOSTILE_CLI = {
+    "search": (
+        ["search", MARK, "-n", "50"],
+        [H_REPORT, H_REPORT_LONG, H_COMMAND, H_FOLDER, H_CONVERSATION_FOLDER, H_TITLE, H_LONG],
+    ),
+    "search reports": (["search", "reports", MARK], [H_FOLDER, H_REPORT, H_REPORT_LONG]),
+    "search commands": (["search", "commands", MARK], [H_COMMAND, H_FOLDER]),
+    "search workspace": (
+        ["search", "workspace", MARK],
+        [H_CONVERSATION_FOLDER, H_CONVERSATION_LONG_FOLDER],
+    ),
+    "search elog": (["search", "elog", MARK], [*ELOG_SHOWN, H_LONG, H_RTL]),
+    "list commands": (["list", "commands"], [H_COMMAND, H_FOLDER, H_LONG]),
+    "list reports": (["list", "reports", H_FOLDER], [H_FOLDER, H_REPORT, H_REPORT_LONG]),
+}
+
+
+@pytest.mark.parametrize("shape", ["tsv", "table"])
+@pytest.mark.parametrize("name", HOSTILE_CLI)
+def test_hostile_names_print_as_they_are_in_lists_of_hits(
+    hostile_config: tuple[str, Path], name: str, shape: str
+) -> None:
+    argv, values = HOSTILE_CLI[name]
+    # A table as wide as the longest value, so that nothing is cut.
+    r = runner.invoke(
+        app,
+        ["--config", hostile_config[0], *argv, *(["--table"] if shape == "table" else [])],
+        env={"COLUMNS": "30000"},
+    )
+    assert r.exit_code == 0, r.output[-2000:]
+    for value in values:
+        assert " ".join(value.split()) in r.stdout, value[:80]
+
+
+def test_hostile_names_print_as_they_are_in_a_thread_and_a_command(
+    hostile_config: tuple[str, Path],
+) -> None:
+    config = hostile_config[0]
+    thread = invoke("--config", config, "thread", str(H_ROOT_ID))
+    assert thread.exit_code == 0, thread.output
+    for value in [*ELOG_SHOWN, H_LONG, H_RTL, H_ATTACHMENT]:
+        assert value in thread.stdout, value[:80]
+    command = invoke("--config", config, "get", "command", H_COMMAND)
+    assert command.exit_code == 0, command.output
+    assert command.stdout.startswith(f"{H_TITLE}  (")
+    for value in (H_LONG, f"tags: {H_IMG}, {H_JS}, {H_ENTITY}, {H_RTL}, {H_RICH}, {MARK}"):
+        assert value in command.stdout, value[:80]
+    report = invoke("--config", config, "get", "report", H_FOLDER, H_REPORT)
+    assert report.exit_code == 0 and MARK in report.stdout, report.output
+    # An error quotes the name as given ('/' makes it an invalid one).
+    refused = invoke("--config", config, "get", "command", f"{H_RICH} <b>")
+    assert refused.exit_code == 2 and f"{H_RICH} <b>" in refused.stderr, refused.stderr
+
+
+def test_status_prints_folders_whose_paths_hold_rich_markup(
+    hostile_config: tuple[str, Path],
+) -> None:
+    config, base = hostile_config
+    r = runner.invoke(app, ["--config", config, "status"], env={"COLUMNS": "1000"})
+    assert r.exit_code == 0, r.output
+    assert f"trove status ({base / 'index'})" in r.stdout
+    for name in ("reports", "commands", "conversations", "elog"):
+        assert str(base / name) in r.stdout, name
 
 
 # --------------------------------------------------------------------------- trove init

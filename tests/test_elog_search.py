@@ -153,6 +153,13 @@ def test_a_time_of_day_is_local_without_an_offset_and_absolute_with_one(sample) 
     assert ids(search_elog(sample, since="2025-10-06T05:06:00+00:00", until="2025-10-06")) == []
 
 
+def test_until_the_last_day_a_date_can_have_is_a_range(sample) -> None:
+    # Its end, 24:00 of 9999-12-31, is no date: the check once overflowed on it.
+    assert 34521 in ids(search_elog(sample, since="2025-10-06", until="9999-12-31"))
+    assert 34521 in ids(search_elog(sample, since="2025-10-06T07:00", until="9999-12-31"))
+    assert search_elog(sample, since="9999-12-31T23:59", until="9999-12-31").hits == []
+
+
 @pytest.mark.parametrize(
     ("since", "until"),
     [

@@ -6,19 +6,49 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shutil
 from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from site_corpus import (
     COMMAND,
     CONVERSATION,
+    H_ATTACHMENT,
+    H_AUTHOR,
+    H_COMMAND,
+    H_CONVERSATION,
+    H_CONVERSATION_FILE,
+    H_CONVERSATION_FOLDER,
+    H_CONVERSATION_LONG,
+    H_CONVERSATION_LONG_FOLDER,
+    H_CONVERSATION_OTHER_FILE,
+    H_ENTITY,
+    H_FOLDER,
+    H_IMG,
+    H_JS,
+    H_LONG,
+    H_REPLY_ID,
+    H_REPORT,
+    H_REPORT_LONG,
+    H_RICH,
+    H_ROOT_ID,
+    H_RTL,
+    H_SCRIPT,
+    H_SECTION,
+    H_SVG,
+    H_TITLE,
     HTML_ID,
     LAST_ID,
+    MARK,
+    NAME_ENTITY,
+    NAME_RICH,
     REPORT,
     ROOT_ID,
+    url_path,
     write_corpus,
 )
 from starlette.testclient import TestClient
@@ -81,12 +111,16 @@ class _Links(HTMLParser):
         super().__init__()
         self.hrefs: list[str] = []
         self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append((tag, dict(attrs)))
         href = dict(attrs).get("href")
         if tag == "a" and href:
             self.hrefs.append(href)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
 
 
 def parsed(html: str) -> _Links:
@@ -310,6 +344,186 @@ def test_a_conversation_symlink_leading_out_of_the_folder_is_not_followed(
     assert "the secret" not in page.text
 
 
+# --------------------------------------------------------------------------- hostile metadata
+
+
+def shows_as_text(html: str, values: list[str]) -> None:
+    """Each value is in the page's text as written (escaped once: an entity shows as the
+    entity), none is markup, and nothing in the page runs."""
+    text = "".join(parsed(html).text)
+    for value in values:
+        assert value in text, f"not shown as text: {value[:80]!r}"
+        if "<" in value or "&" in value:
+            assert value not in html, f"not escaped: {value[:80]!r}"
+    no_live_script(html)
+
+
+ELOG_FIELDS = [H_TITLE, H_LONG, H_AUTHOR, H_SCRIPT, H_JS, H_ENTITY, H_SECTION, H_ATTACHMENT]
+HOSTILE_PAGES = {
+    "report": (f"/reports/{url_path(H_FOLDER, H_REPORT)}", [H_FOLDER, H_REPORT]),
+    "report with a 255-byte name": (
+        f"/reports/{url_path(H_FOLDER, H_REPORT_LONG)}",
+        [H_FOLDER, H_REPORT_LONG],
+    ),
+    "command": (
+        f"/commands/{url_path(H_COMMAND)}",
+        # name, title, description, each tag, then other frontmatter keys and values
+        [H_COMMAND, H_TITLE, H_LONG, H_IMG, H_JS, H_ENTITY, H_RTL, H_RICH, H_SVG],
+    ),
+    "command listing its reports": (
+        f"/commands/{url_path(H_FOLDER)}",
+        [H_FOLDER, H_REPORT, H_REPORT_LONG],
+    ),
+    "conversation": (
+        f"/conversations/{quote(H_CONVERSATION)}",
+        [H_CONVERSATION_FOLDER, H_CONVERSATION_FILE, H_CONVERSATION, H_CONVERSATION_OTHER_FILE],
+    ),
+    "conversation with a 255-byte folder": (
+        f"/conversations/{quote(H_CONVERSATION_LONG)}",
+        [H_CONVERSATION_LONG_FOLDER],
+    ),
+    "elog thread": (f"/elog/{H_ROOT_ID}", ELOG_FIELDS),
+    "elog reply with a 10,000-character title": (f"/elog/{H_REPLY_ID}", [H_RTL, *ELOG_FIELDS]),
+    "search": (
+        f"/?q={MARK}&n=50",
+        [
+            H_REPORT,
+            H_REPORT_LONG,
+            H_COMMAND,
+            H_FOLDER,
+            H_CONVERSATION_FOLDER,
+            H_CONVERSATION_LONG_FOLDER,
+            H_TITLE,
+            H_LONG,
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", HOSTILE_PAGES)
+def test_hostile_names_titles_and_attributes_show_as_text_and_never_run(
+    client: TestClient, name: str
+) -> None:
+    path, values = HOSTILE_PAGES[name]
+    page = client.get(path)
+    assert page.status_code == 200, page.text[:500]
+    shows_as_text(page.text, values)
+
+
+def test_a_hostile_title_is_the_page_title_as_text(client: TestClient) -> None:
+    for path, title in ((f"/elog/{H_ROOT_ID}", H_TITLE), (f"/commands/{url_path(H_COMMAND)}", "")):
+        head = client.get(path).text.split("</head>", 1)[0]
+        titles = re.findall(r"<title>(.*?)</title>", head, re.DOTALL)
+        assert len(titles) == 1 and "<" not in titles[0]
+        if title:
+            assert "".join(parsed(titles[0]).text) == f"{title} · trove"
+
+
+def test_the_hostile_documents_are_found_and_each_link_opens_its_page(client: TestClient) -> None:
+    page = client.get("/", params={"q": MARK, "n": "50"})
+    hrefs = [h for h in parsed(page.text).hrefs if h.startswith(("/reports/", "/com", "/conv"))]
+    hrefs += [h for h in parsed(page.text).hrefs if h.startswith("/elog/")]
+    assert len(hrefs) == 8
+    for href in hrefs:
+        opened = client.get(href.partition("#")[0])
+        assert opened.status_code == 200, href
+        no_live_script(opened.text)
+
+
+# A hostile value that a message quotes with repr() unchanged (no quote, no backslash).
+H_BARE = "<b onmouseover=window.__pwned=30>bold &amp; [red]x"
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "status"),
+    [
+        (f"/reports/{url_path(H_BARE)}/x.md", {}, 400),
+        (f"/reports/{url_path(COMMAND, H_BARE)}.md", {}, 404),
+        (f"/commands/{url_path(H_BARE)}", {}, 404),
+        (f"/conversations/2025-11-21/{url_path(H_BARE)}/x.md", {}, 404),
+        ("/", {"q": "x", "since": H_BARE}, 400),
+        ("/", {"q": "x", "until": H_BARE}, 400),
+        ("/", {"q": "x", "command": H_BARE}, 400),
+        ("/", {"q": "x", "category": H_BARE}, 400),
+    ],
+)
+def test_an_error_shows_the_hostile_value_it_refuses_as_text(
+    client: TestClient, path: str, params: dict[str, str], status: int
+) -> None:
+    page = client.get(path, params=params)
+    assert page.status_code == status and 'role="alert"' in page.text
+    shows_as_text(page.text, [H_BARE])
+    # The form keeps what was typed, as the value of its field (a category is chosen
+    # from a list, which does not hold this one).
+    typed = [tag for tag in parsed(page.text).tags if tag[0] == "input"]
+    for name, value in params.items():
+        fields = [a for _, a in typed if a.get("name") == name]
+        assert name == "category" or fields[0].get("value") == value, (name, fields)
+
+
+def test_a_hostile_query_is_kept_as_text_on_every_document_page(client: TestClient) -> None:
+    for path in (
+        f"/elog/{H_ROOT_ID}",
+        f"/reports/{url_path(H_FOLDER, H_REPORT)}",
+        f"/commands/{url_path(H_COMMAND)}",
+        f"/conversations/{quote(H_CONVERSATION)}",
+    ):
+        page = client.get(path, params={"q": f"{MARK} {H_BARE}"})
+        assert page.status_code == 200, path
+        boxes = [a for tag, a in parsed(page.text).tags if a.get("id") == "top-q"]
+        assert boxes[0].get("value") == f"{MARK} {H_BARE}", path
+        assert "<b onmouseover" not in page.text, path
+        no_live_script(page.text)
+
+
+def test_a_hostile_command_filter_names_the_reports_it_searched(client: TestClient) -> None:
+    page = client.get("/", params={"q": MARK, "command": H_FOLDER})
+    assert page.status_code == 200
+    shows_as_text(page.text, [f"the reports of {H_FOLDER}", H_REPORT, H_REPORT_LONG])
+
+
+def test_hostile_elog_options_show_as_text_in_the_form_and_filter_as_written(
+    make_client: Callable[..., TestClient], tmp_path: Path
+) -> None:
+    config = tmp_path / "elogd.cfg"
+    config.write_text(
+        "[elog]\nAttributes = Author, Category, System, Domain, Section, Title\n"
+        f"Options Category = {H_SCRIPT}, {H_ENTITY}, {H_RICH}, Problem\n"
+        f"Options System = {H_JS}, RF\n",  # no options for Domain: a free text field
+        encoding="utf-8",
+    )
+    client = make_client(sources={"elog_config": str(config)})
+    form = client.get("/")
+    shows_as_text(form.text, [H_SCRIPT, H_ENTITY, H_RICH, H_JS])
+    options = [a.get("value") for tag, a in parsed(form.text).tags if tag == "option"]
+    assert {H_SCRIPT, H_ENTITY, H_RICH, H_JS} <= set(options)
+    found = client.get("/", params={"category": H_SCRIPT, "system": H_JS})
+    assert [h for h in parsed(found.text).hrefs if h.startswith("/elog/")] == [f"/elog/{H_ROOT_ID}"]
+    shows_as_text(found.text, [H_TITLE])
+    selected = [a.get("value") for tag, a in parsed(found.text).tags if "selected" in a]
+    assert H_SCRIPT in selected and H_JS in selected
+    # A note that names the filters quotes them as text.
+    none = client.get("/", params={"q": MARK, "category": H_ENTITY, "domain": H_BARE})
+    assert [h for h in parsed(none.text).hrefs if h.startswith("/elog/")] == []
+    shows_as_text(none.text, [f"category '{H_ENTITY}'", f"domain '{H_BARE}'"])
+    domain = [a for tag, a in parsed(none.text).tags if tag == "input" and a.get("id") == "domain"]
+    assert domain[0].get("value") == H_BARE
+
+
+def test_the_status_page_shows_hostile_folder_names_as_text(
+    make_client: Callable[..., TestClient], tmp_path: Path
+) -> None:
+    hostile = tmp_path / f"{H_IMG} {NAME_ENTITY} {NAME_RICH}"
+    shutil.copytree(tmp_path / "reports", hostile / "reports")
+    client = make_client(
+        sources={"reports": str(hostile / "reports"), "commands": str(hostile / "gone")},
+        index={"dir": str(hostile / "index")},
+    )
+    page = client.get("/status")
+    assert page.status_code == 200
+    shows_as_text(page.text, [str(hostile / "reports"), str(hostile / "gone"), str(hostile)])
+
+
 # --------------------------------------------------------------------------- status, headers
 
 
@@ -317,7 +531,7 @@ def test_the_status_page_shows_collections_documents_and_the_watcher(client: Tes
     page = client.get("/status")
     assert page.status_code == 200
     rows = re.findall(r'<th scope="row">(\w+)</th>\s*<td class="num">(\d+)</td>', page.text)
-    assert dict(rows) == {"reports": "1", "commands": "1", "conversations": "1", "elog": "3"}
+    assert dict(rows) == {"reports": "3", "commands": "3", "conversations": "4", "elog": "5"}
     assert "Recent commits" in page.text
     assert "No watcher has run on this index" in page.text
     assert "Health: <strong>unavailable</strong>" in page.text

@@ -8,6 +8,7 @@ with -s to see it), never asserted; each page's screenshot is saved in tests/scr
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import signal
 import sys
@@ -17,7 +18,37 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from site_corpus import COMMAND, CONVERSATION, HTML_ID, LAST_ID, REPORT, ROOT_ID, write_corpus
+from site_corpus import (
+    COMMAND,
+    CONVERSATION,
+    H_ATTACHMENT,
+    H_AUTHOR,
+    H_COMMAND,
+    H_CONVERSATION,
+    H_CONVERSATION_FOLDER,
+    H_CONVERSATION_OTHER_FILE,
+    H_ENTITY,
+    H_FOLDER,
+    H_IMG,
+    H_JS,
+    H_LONG,
+    H_REPLY_ID,
+    H_REPORT,
+    H_REPORT_LONG,
+    H_RICH,
+    H_ROOT_ID,
+    H_RTL,
+    H_SCRIPT,
+    H_SECTION,
+    H_TITLE,
+    HTML_ID,
+    LAST_ID,
+    MARK,
+    REPORT,
+    ROOT_ID,
+    url_path,
+    write_corpus,
+)
 from test_serve import START_S, Trove
 
 from indexer.config import load_settings
@@ -141,7 +172,7 @@ def nothing_ran(driver: WebDriver) -> None:
         alert.dismiss()
         raise AssertionError(f"a dialog opened: {text!r}")
     assert driver.execute_script("return typeof window.__pwned") == "undefined"
-    assert "pwned" not in driver.title
+    assert driver.title != "pwned"  # a page's own title may hold the word, as text
 
 
 def wait(driver: WebDriver) -> Any:
@@ -282,6 +313,106 @@ def test_an_elog_entry_shows_in_its_whole_thread_and_its_html_runs_nothing(
     screenshot(page, "elog-thread")
 
 
+def _shown(text: str) -> str:
+    """A value as the browser shows it: runs of white space made one space."""
+    return " ".join(text.split())
+
+
+# Pages showing the hostile documents of site_corpus.py: path, its h1 (None: not
+# checked), the values it shows.
+HOSTILE_PAGES = [
+    (
+        f"/elog/{H_ROOT_ID}",
+        H_TITLE,
+        [H_AUTHOR, H_SCRIPT, H_JS, H_ENTITY, H_SECTION, H_ATTACHMENT, H_LONG, H_RTL],
+    ),
+    (f"/elog/{H_REPLY_ID}", H_LONG, [H_TITLE]),
+    (f"/commands/{url_path(H_COMMAND)}", H_TITLE, [H_COMMAND, H_LONG, H_IMG, H_JS, H_RICH]),
+    (f"/commands/{url_path(H_FOLDER)}", f"{MARK}'s reports", [H_REPORT, H_REPORT_LONG]),
+    (f"/reports/{url_path(H_FOLDER, H_REPORT)}", H_REPORT, [H_FOLDER]),
+    (f"/reports/{url_path(H_FOLDER, H_REPORT_LONG)}", H_REPORT_LONG, [H_FOLDER]),
+    (
+        f"/conversations/{quote(H_CONVERSATION)}",
+        H_CONVERSATION_FOLDER,
+        [H_CONVERSATION_OTHER_FILE],
+    ),
+    (
+        f"/?q={MARK}&n=50",
+        None,
+        [H_REPORT, H_REPORT_LONG, H_COMMAND, H_FOLDER, H_CONVERSATION_FOLDER, H_TITLE, H_LONG],
+    ),
+]
+
+
+def test_hostile_names_titles_and_attributes_show_as_text_and_run_nothing(
+    page: WebDriver, base_url: str
+) -> None:
+    for path, h1, values in HOSTILE_PAGES:
+        page.get(f"{base_url}{path}")
+        nothing_ran(page)
+        main = page.find_element(By.TAG_NAME, "main")
+        # No element was made of a hostile string: the page's own have none of these.
+        assert main.find_elements(By.CSS_SELECTOR, "img, svg, script, b") == [], path
+        if h1 is not None:
+            assert main.find_element(By.TAG_NAME, "h1").text == _shown(h1), path
+        text = main.text
+        for value in values:
+            assert _shown(value) in text, (path, value[:80])
+        # Nothing in the live document could run later: no handler, no javascript: link.
+        live = page.execute_script(
+            "return [...document.querySelectorAll('*')].filter(e => [...e.attributes].some("
+            "a => a.name.startsWith('on') || /^\\s*javascript:/i.test(a.value))).length"
+        )
+        assert live == 0, path
+    page.get(f"{base_url}/elog/{H_ROOT_ID}")
+    assert page.title == f"{_shown(H_TITLE)} · trove"
+    screenshot(page, "elog-thread-hostile")
+
+
+# The top and left edges of each character of an element's text, in the text's order.
+LEFTS = """
+const walker = document.createTreeWalker(arguments[0], NodeFilter.SHOW_TEXT);
+const lefts = [];
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  for (let i = 0; i < n.length; i++) {
+    if (!n.data[i].trim()) continue;
+    const r = document.createRange();
+    r.setStart(n, i);
+    r.setEnd(n, i + 1);
+    const box = r.getBoundingClientRect();
+    lefts.push([Math.round(box.top), box.left]);
+  }
+}
+return lefts;
+"""
+
+
+def reads_left_to_right(driver: WebDriver, element: Any) -> None:
+    """Each line of the element's text is laid out in the text's order."""
+    boxes = driver.execute_script(LEFTS, element)
+    assert boxes, element.text
+    for (top, left), (next_top, next_left) in itertools.pairwise(boxes):
+        assert next_top > top or (next_top == top and next_left > left), (element.text, boxes)
+
+
+def test_a_right_to_left_override_in_a_name_never_reorders_what_follows_it(
+    page: WebDriver, base_url: str
+) -> None:
+    # Each of these follows a name ending inside a U+202E (right-to-left override), on
+    # the same line: an entry's id after its title, "reply to #id" after an author, a
+    # report's date after its name, a conversation's file after another's name.
+    page.get(f"{base_url}/elog/{H_ROOT_ID}")
+    reads_left_to_right(page, page.find_element(By.CSS_SELECTOR, f"#e{H_ROOT_ID} h2 .id"))
+    reads_left_to_right(page, page.find_element(By.CSS_SELECTOR, f"#e{H_REPLY_ID} h2 .id"))
+    reply_to = page.find_element(By.CSS_SELECTOR, f"#e{H_REPLY_ID} .meta a[href='#e{H_ROOT_ID}']")
+    reads_left_to_right(page, reply_to)
+    page.get(f"{base_url}/commands/{url_path(H_FOLDER)}")
+    for when in page.find_elements(By.CSS_SELECTOR, ".reports time"):
+        reads_left_to_right(page, when)
+    page.get(f"{base_url}/conversations/{quote(H_CONVERSATION)}")
+    reads_left_to_right(page, page.find_element(By.CSS_SELECTOR, ".facts strong"))
+
+
 def test_a_sample_elog_thread_reads_in_order(page: WebDriver, base_url: str) -> None:
     page.get(f"{base_url}/elog/31303")
     ids = [e.get_attribute("id") for e in page.find_elements(By.CSS_SELECTOR, "li.entry")]
@@ -320,6 +451,7 @@ def test_every_page_reads_on_a_phone_without_sideways_scrolling(
         f"/conversations/{quote(CONVERSATION)}",
         f"/elog/{HTML_ID}",
         "/status",
+        *(path for path, _, _ in HOSTILE_PAGES),
     ]
     for path in paths:
         page.get(f"{base_url}{path}")

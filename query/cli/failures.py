@@ -25,7 +25,7 @@ from query.errors import ErrorCode, TroveError
 T = TypeVar("T")
 
 # Messages are never wrapped: each is one line, whatever the width.
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 # Each MCP tool and the command that does the same; a call's arguments follow it.
 TOOL_COMMANDS = {

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 from typer.core import TyperGroup
 
 from indexer.config import ConfigError, Settings, load_settings
@@ -108,7 +109,9 @@ get_app = typer.Typer(
 )
 app.add_typer(get_app, name="get")
 
-out = Console(highlight=False, soft_wrap=True)
+# emoji=False: a name holding ":warning:" prints as written (markup=False leaves emoji
+# codes on).
+out = Console(highlight=False, soft_wrap=True, emoji=False)
 
 
 class _State:
@@ -389,7 +392,8 @@ def status(
     if as_json:
         print_json(status_json(statuses, watcher))
         return
-    table = Table(title=f"trove status ({cfg.index_dir})")
+    # Text, not markup: a folder's path may hold brackets.
+    table = Table(title=Text(f"trove status ({cfg.index_dir})"))
     for col in ("collection", "documents", "index size", "last update", "source"):
         table.add_column(
             col,
@@ -405,7 +409,7 @@ def status(
             str(s.documents) if s.built else "indexing" if s.indexing else "not built",
             human_size(s.index_bytes),
             local_time(s.last_update),
-            source,
+            Text(source),
         )
     out.print(table)
     for s in statuses:

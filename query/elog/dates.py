@@ -9,7 +9,7 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
 from query.errors import TroveError
 
@@ -78,9 +78,9 @@ def check_dates(
         ):
             later = low.moment > high.moment
         else:  # wall-clock times; a bare day runs from 00:00 (since) to 24:00 (until)
-            start = low.wall
-            end = high.wall if high.moment is not None else high.wall + timedelta(days=1)
-            later = start > end if high.moment is not None else start >= end
+            start, end = low.wall, high.wall
+            # A day until: past its end is on a later day (24:00 of 9999-12-31 is no date).
+            later = start > end if high.moment is not None else start.date() > end.date()
         if later:
             raise TroveError(
                 "INVALID_DATE_RANGE",

@@ -1,0 +1,149 @@
+"""The mutation run: mutmut over trove's core modules, each with only the tests that
+matter for it, and the score per module. Not for CI: it takes minutes a module.
+
+    python bench/mutation.py [MODULE ...] [--jobs 2] [--show]
+
+MODULE is a path such as query/forgiving.py (default: the modules of MODULES). For each,
+the working tree's files that git tracks or would (uncommitted changes too) are copied to
+mutants/runs/<module>/, whose pyproject.toml gets [tool.mutmut] with this module as
+only_mutate and its tests (TESTS) as the test selection; `mutmut run` runs there, under
+`nice -n 10`. Prints killed/total and the surviving mutants (with --show, their diffs).
+docs/TESTING.md says how to read them and lists the equivalent ones.
+
+mutmut 3 mutates the code inside functions only: module-level constants (a cut-off such as
+forgiving.MIN_SIMILARITY, a regex compiled at import) are left alone, so a test that pins
+one is checked by hand (docs/TESTING.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+# Under mutants/ (git ignores it; mypy and the tests do not look there).
+OUT = REPO / "mutants" / "runs"
+# The tests that exercise each module, fast enough to run once per mutant (mutmut runs,
+# for each mutant, only those of them that call the mutated function).
+TESTS = {
+    "query/forgiving.py": ["tests/test_forgiving.py", "tests/test_reports_tiers.py"],
+    # Every search_workspace calls check_date_range: only the tests of dates.
+    "query/workspace/dates.py": [
+        "tests/test_properties.py",
+        *(
+            f"tests/test_workspace_search.py::{name}"
+            for name in (
+                "test_a_day_filters_to_that_day_folder_only",
+                "test_a_month_matches_the_month_folder_and_every_day_folder_of_it",
+                "test_without_a_date_range_every_conversation_is_searched",
+                "test_anything_but_a_month_or_a_day_is_invalid_date_range",
+                "test_date_ranges_are_checked_strictly",
+            )
+        ),
+    ],
+    "query/elog/filters.py": ["tests/test_elog_search.py"],
+    "query/elog/dates.py": ["tests/test_properties.py", "tests/test_elog_search.py"],
+    "query/elog/threads.py": ["tests/test_elog_search.py"],
+    "query/args.py": ["tests/test_args.py", "tests/test_cli_query.py"],
+}
+MODULES = list(TESTS)
+
+
+def toml_value(value: object) -> str:
+    """A string, number, boolean or list of them as TOML (JSON's spelling fits)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value)
+
+
+def prepare(module: str, work: Path) -> None:
+    """The working tree's files in ``work``, mutmut configured for ``module``."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    listed = subprocess.run(
+        # Tracked files and new ones git does not ignore, as they are in the working tree.
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+        + ["query", "indexer", "tests", "data", "trove.toml"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    ).stdout.split(b"\0")
+    for name in filter(None, (n.decode() for n in listed)):
+        source = REPO / name
+        if source.is_file():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, work / name)
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    config = dict(tomllib.loads(text)["tool"]["mutmut"])
+    config["only_mutate"] = [module]
+    config["pytest_add_cli_args_test_selection"] = [
+        t for t in TESTS[module] if (work / t.partition("::")[0]).exists()
+    ]
+    section = "[tool.mutmut]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in config.items())
+    # The section runs to the next table header (or the end of the file).
+    pattern = r"^\[tool\.mutmut\]\n(?:(?!\[).*\n|\n)*"
+    text = re.sub(pattern, section + "\n", text, flags=re.MULTILINE)
+    (work / "pyproject.toml").write_text(text, encoding="utf-8")
+
+
+def mutmut(work: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["nice", "-n", "10", sys.executable, "-m", "mutmut", *args],
+        check=False,  # run's failure is reported by the caller
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
+
+
+def run(module: str, jobs: int, show: bool) -> dict[str, int]:
+    work = OUT / module.replace("/", "_").removesuffix(".py")
+    prepare(module, work)
+    done = mutmut(work, "run", "--max-children", str(jobs))
+    if done.returncode != 0:
+        print(done.stdout[-3000:], done.stderr[-3000:], file=sys.stderr)
+        raise SystemExit(f"mutmut run failed for {module} (exit {done.returncode})")
+    mutmut(work, "export-cicd-stats")
+    stats: dict[str, int] = json.loads((work / "mutants" / "mutmut-cicd-stats.json").read_text())
+    results = mutmut(work, "results").stdout
+    survivors = [line.split(":")[0].strip() for line in results.splitlines() if "survived" in line]
+    tested = stats["total"] - stats["skipped"] - stats["no_tests"]
+    score = stats["killed"] + stats["timeout"]
+    print(
+        f"{module}: {score}/{tested} killed ({100 * score / max(tested, 1):.1f}%), "
+        f"{stats['survived']} survived, {stats['timeout']} timed out, "
+        f"{stats['no_tests']} without tests, of {stats['total']} mutants",
+        flush=True,
+    )
+    for name in survivors:
+        print(f"  survived: {name}")
+        if show:
+            diff = mutmut(work, "show", name).stdout
+            for line in diff.splitlines():
+                if line.startswith(("-", "+")) and not line.startswith(("---", "+++")):
+                    print(f"    {line}")
+    return stats
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", default=MODULES, help="modules to mutate")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants run at once")
+    parser.add_argument("--show", action="store_true", help="print each survivor's diff")
+    args = parser.parse_args()
+    unknown = [m for m in args.modules if m not in TESTS]
+    if unknown:
+        parser.error(f"no tests listed for {unknown} in TESTS (bench/mutation.py)")
+    for module in args.modules:
+        run(module, args.jobs, args.show)
+
+
+if __name__ == "__main__":
+    main()
