@@ -20,9 +20,9 @@ FIELD_CHARS = 1_000
 CUT_MARK = "…"
 
 
-def clip(text: str, limit: int = FIELD_CHARS) -> str:
-    """``text``, or its first ``limit`` characters and CUT_MARK."""
-    return text if len(text) <= limit else text[:limit] + CUT_MARK
+def clip(text: str, limit: int | None = FIELD_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and CUT_MARK (None: no limit)."""
+    return text if limit is None or len(text) <= limit else text[:limit] + CUT_MARK
 
 
 def clip_values(value: Any, limit: int = FIELD_CHARS) -> Any:

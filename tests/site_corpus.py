@@ -132,6 +132,8 @@ NAME_ENTITY = "&lt;script&gt;&amp;amp;&#60;b&#62;"
 NAME_RICH = "[bold red]x[on blue] :warning:"
 H_TITLE = f"{H_SCRIPT} {H_IMG} {H_ENTITY} {H_RTL} {H_RICH} {MARK}"
 H_LONG = (f"{H_SCRIPT} {H_IMG} {H_SVG} {H_JS} {H_ENTITY} {H_RTL} {H_RICH} " * 60)[:10_000]
+# As a hit shows it: a hit's metadata is cut at budget.FIELD_CHARS (the document whole).
+H_LONG_IN_HITS = H_LONG[:1_000]
 MAX_NAME_BYTES = 255
 
 

@@ -36,6 +36,7 @@ from site_corpus import (
     H_IMG,
     H_JS,
     H_LONG,
+    H_LONG_IN_HITS,
     H_REPORT,
     H_REPORT_LONG,
     H_RICH,
@@ -389,7 +390,15 @@ ELOG_SHOWN = [H_TITLE, H_AUTHOR, H_SCRIPT, H_JS]
 HOSTILE_CLI = {
     "search": (
         ["search", MARK, "-n", "50"],
-        [H_REPORT, H_REPORT_LONG, H_COMMAND, H_FOLDER, H_CONVERSATION_FOLDER, H_TITLE, H_LONG],
+        [
+            H_REPORT,
+            H_REPORT_LONG,
+            H_COMMAND,
+            H_FOLDER,
+            H_CONVERSATION_FOLDER,
+            H_TITLE,
+            H_LONG_IN_HITS,
+        ],
     ),
     "search reports": (["search", "reports", MARK], [H_FOLDER, H_REPORT, H_REPORT_LONG]),
     "search commands": (["search", "commands", MARK], [H_COMMAND, H_FOLDER]),
@@ -397,8 +406,8 @@ HOSTILE_CLI = {
         ["search", "workspace", MARK],
         [H_CONVERSATION_FOLDER, H_CONVERSATION_LONG_FOLDER],
     ),
-    "search elog": (["search", "elog", MARK], [*ELOG_SHOWN, H_LONG, H_RTL]),
-    "list commands": (["list", "commands"], [H_COMMAND, H_FOLDER, H_LONG]),
+    "search elog": (["search", "elog", MARK], [*ELOG_SHOWN, H_LONG_IN_HITS, H_RTL]),
+    "list commands": (["list", "commands"], [H_COMMAND, H_FOLDER, H_LONG_IN_HITS]),
     "list reports": (["list", "reports", H_FOLDER], [H_FOLDER, H_REPORT, H_REPORT_LONG]),
 }
 

@@ -31,6 +31,7 @@ from site_corpus import (
     H_IMG,
     H_JS,
     H_LONG,
+    H_LONG_IN_HITS,
     H_REPLY_ID,
     H_REPORT,
     H_REPORT_LONG,
@@ -394,7 +395,7 @@ HOSTILE_PAGES = {
             H_CONVERSATION_FOLDER,
             H_CONVERSATION_LONG_FOLDER,
             H_TITLE,
-            H_LONG,
+            H_LONG_IN_HITS,
         ],
     ),
 }

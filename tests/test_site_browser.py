@@ -32,6 +32,7 @@ from site_corpus import (
     H_IMG,
     H_JS,
     H_LONG,
+    H_LONG_IN_HITS,
     H_REPLY_ID,
     H_REPORT,
     H_REPORT_LONG,
@@ -339,7 +340,15 @@ HOSTILE_PAGES = [
     (
         f"/?q={MARK}&n=50",
         None,
-        [H_REPORT, H_REPORT_LONG, H_COMMAND, H_FOLDER, H_CONVERSATION_FOLDER, H_TITLE, H_LONG],
+        [
+            H_REPORT,
+            H_REPORT_LONG,
+            H_COMMAND,
+            H_FOLDER,
+            H_CONVERSATION_FOLDER,
+            H_TITLE,
+            H_LONG_IN_HITS,
+        ],
     ),
 ]
 

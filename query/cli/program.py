@@ -1082,7 +1082,7 @@ def thread_command(
     number = message_id.removeprefix("#")
     if not (number.isascii() and number.isdigit()):
         fail(f"an ELOG entry id is a whole number, got {message_id!r}", 2, "INVALID_ARGUMENT")
-    answer = ask(lambda ctx: get_elog_thread(ctx, int(number), replies, parents))
+    answer = ask(lambda ctx: get_elog_thread(ctx, int(number), replies, parents, whole=True))
     if as_json:
         print_json(answer.model_dump())
         return

@@ -59,10 +59,14 @@ def get_elog_thread(
     message_id: int,
     include_replies: bool = True,
     include_parents: bool = True,
+    *,
+    whole: bool = False,
 ) -> ElogThreadResponse:
     """The thread of an entry: both flags on, the root and every reply at every level;
     parents only, the chain from the root down to the entry; replies only, the entry and
     all its replies; neither, the entry alone. Missing links and cycles are tolerated.
+    The answer keeps its size budget (query/budget.py: long metadata and bodies cut),
+    unless ``whole`` (the web page and the CLI, for people).
 
     Raises `TroveError`: INVALID_ARGUMENT, NOT_FOUND, DIRECTORY_NOT_FOUND.
     """
@@ -106,7 +110,7 @@ def get_elog_thread(
         docs = [walk.doc(mid) or {} for mid, _ in placed]
         stale = index.stale_files(root, (d for d in docs if "file" in d))
         entries = [
-            _thread_entry(ctx, root, doc, depth, replies[mid], doc.get("file") in stale)
+            _thread_entry(ctx, root, doc, depth, replies[mid], doc.get("file") in stale, whole)
             for doc, (mid, depth) in zip(docs, placed, strict=True)
         ]
         missing = sorted(walk.missing)
@@ -114,7 +118,8 @@ def get_elog_thread(
     answer = ElogThreadResponse(
         root_id=root_id, message_id=message_id, entries=entries, missing=missing, freshness=fresh
     )
-    _fit(answer)
+    if not whole:
+        _fit(answer)
     return answer
 
 
@@ -199,15 +204,17 @@ def _thread_entry(
     depth: int,
     replies: list[int],
     stale: bool,
+    whole: bool,
 ) -> ElogThreadEntry:
+    limit = None if whole else budget.FIELD_CHARS
     return ElogThreadEntry(
         elog_id=fields["elog_id"],
         depth=depth,
-        **{name: budget.clip(value) for name, value in shown(fields).items()},  # type: ignore[arg-type]
+        **{name: budget.clip(value, limit) for name, value in shown(fields).items()},  # type: ignore[arg-type]
         in_reply_to=fields.get("in_reply_to"),
         replies=replies,
         body=fields.get("body") or "",
-        attachments=[budget.clip(a) for a in list(fields.get("attachments") or ())[:100]],
+        attachments=[budget.clip(a, limit) for a in list(fields.get("attachments") or ())],
         link=entry_link(ctx, root, fields),
         stale=stale,
     )

@@ -91,7 +91,7 @@ def elog_thread(ctx: QueryContext, message_id: str) -> ElogThread:
         raise TroveError(
             "INVALID_ARGUMENT", f"an ELOG id is a positive whole number, got {message_id!r}"
         )
-    thread = get_elog_thread(ctx, int(message_id))
+    thread = get_elog_thread(ctx, int(message_id), whole=True)
     with open_index(ctx) as index:
         stored = {e.elog_id: index.document(str(e.elog_id)) or {} for e in thread.entries}
     entries = [
