@@ -41,6 +41,12 @@ def size(answer: Any) -> int:
     return len(answer.model_dump_json())
 
 
+def limit_for(by_default: bool) -> int:
+    """The budget of an answer: DEFAULT_CHARS when the arguments that size it are their
+    defaults, MAX_CHARS otherwise."""
+    return DEFAULT_CHARS if by_default else MAX_CHARS
+
+
 def fit_page(answer: Any, hits: str, offset: int, limit: int = MAX_CHARS) -> None:
     """Drop hits from the end of ``answer``'s list ``hits`` until its JSON fits ``limit``
     characters; then ``next_offset`` points at the first hit dropped and ``note`` says

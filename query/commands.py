@@ -664,7 +664,7 @@ def _readable(root: Path, command: Command) -> bool:
 
 
 def search_commands(
-    ctx: QueryContext, query: str, max_results: int = 10, offset: int = 0
+    ctx: QueryContext, query: str, max_results: int = paging.DEFAULT_RESULTS, offset: int = 0
 ) -> CommandSearchResponse:
     """Commands for a job, by file name (tier 1), content (tier 2) and reports (tier 3).
 
@@ -679,7 +679,9 @@ def search_commands(
     deadline = started + ctx.settings.commands.search_timeout_ms / 1000
     with _catalogued(ctx) as (catalog, snapshot):
         found = _search(ctx, catalog, snapshot, root, text, max_results, offset, started, deadline)
-    budget.fit_page(found, "results", offset)
+    budget.fit_page(
+        found, "results", offset, budget.limit_for(max_results == paging.DEFAULT_RESULTS)
+    )
     return found
 
 
@@ -881,7 +883,7 @@ def list_commands(
             next_offset=more,
             freshness=_marked(ctx, snapshot, root, listed),
         )
-    budget.fit_page(answer, "commands", offset)
+    budget.fit_page(answer, "commands", offset, budget.limit_for(max_results == MAX_LISTED))
     return answer
 
 

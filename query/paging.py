@@ -18,6 +18,8 @@ from query.errors import TroveError
 T = TypeVar("T")
 
 MAX_WINDOW = 1000
+# The page size of every search, when none is asked for.
+DEFAULT_RESULTS = 10
 
 OFFSET_DESCRIPTION = (
     "Hits to skip: 0 for the first page; the previous answer's next_offset for the next. "

@@ -68,6 +68,7 @@ log = logging.getLogger(__name__)
 COLLECTION = "reports"
 MAX_RESULTS = 100
 MAX_LISTED = 1000
+DEFAULT_LISTED = 50
 EXCERPT_CHARS = 100  # of context on each side of the first match
 ELLIPSIS = "..."
 
@@ -277,7 +278,7 @@ def search_reports(
     ctx: QueryContext,
     query: str,
     command_filter: str | None = None,
-    max_results: int = 10,
+    max_results: int = paging.DEFAULT_RESULTS,
     offset: int = 0,
 ) -> SearchReportsResult:
     """Reports holding the query (case-insensitive), most occurrences first, then newest;
@@ -356,7 +357,9 @@ def search_reports(
         next_offset=more,
         freshness=fresh,
     )
-    budget.fit_page(found, "results", offset)
+    budget.fit_page(
+        found, "results", offset, budget.limit_for(max_results == paging.DEFAULT_RESULTS)
+    )
     return found
 
 
@@ -480,7 +483,7 @@ def _nothing(
 
 
 def list_command_reports(
-    ctx: QueryContext, command_name: str, max_results: int = 50, offset: int = 0
+    ctx: QueryContext, command_name: str, max_results: int = DEFAULT_LISTED, offset: int = 0
 ) -> CommandReports:
     """A command's reports, newest first (by the file-name date; undated last); the page
     from report ``offset`` on."""
@@ -529,7 +532,7 @@ def list_command_reports(
         next_offset=more,
         freshness=ctx.watcher.freshness(COLLECTION, listed),
     )
-    budget.fit_page(listing, "reports", offset)
+    budget.fit_page(listing, "reports", offset, budget.limit_for(max_results == DEFAULT_LISTED))
     return listing
 
 

@@ -88,7 +88,7 @@ def search(
     collections: list[Collection] | list[str] | None = None,
     since: str | None = None,
     until: str | None = None,
-    max_results: int = 10,
+    max_results: int = paging.DEFAULT_RESULTS,
     offset: int = 0,
 ) -> SearchResponse:
     """Search every collection (or ``collections``) for ``query``; ``since``/``until``
@@ -144,7 +144,7 @@ def search(
         next_offset=more,
         freshness=combined(read),
     )
-    budget.fit_page(answer, "hits", offset)
+    budget.fit_page(answer, "hits", offset, budget.limit_for(max_results == paging.DEFAULT_RESULTS))
     return answer
 
 

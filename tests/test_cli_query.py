@@ -127,3 +127,44 @@ def test_a_search_says_in_one_line_when_no_watcher_keeps_the_index_fresh_and_mar
     r = runner.invoke(app, ["--config", config, "search", "reports", "decode timeout"])
     assert "1 hit changed on disk after the index read it (stale)" in r.stderr
     assert "speech/sdk_20251101.md (stale)" in r.stdout
+
+
+def test_get_takes_a_hits_id_and_prints_a_part_with_where_it_goes_on(
+    config, tmp_path: Path
+) -> None:
+    whole = runner.invoke(app, ["--config", config, "get", "report", "speech/sdk_20251101.md"])
+    assert whole.exit_code == 0 and whole.stdout == "# First\n\ndecode timeout\n"
+    part = runner.invoke(
+        app,
+        [
+            "--config",
+            config,
+            "get",
+            "report",
+            "speech/sdk_20251101",
+            "--offset",
+            "2",
+            "--limit",
+            "1",
+        ],
+    )
+    assert part.exit_code == 0 and part.stdout == "\n"
+    assert "lines 2-2 of 3; more: --offset 3" in part.stderr
+    conv = tmp_path / "conversations/2025-11-10/001-talk/notes.md"
+    conv.parent.mkdir(parents=True)
+    conv.write_text("one\ntwo\nthree\n")
+    cfg = Path(config)
+    cfg.write_text(cfg.read_text().replace("[index]", 'conversations = "conversations"\n[index]'))
+    line = runner.invoke(
+        app, ["--config", config, "get", "conversation", "2025-11-10/001-talk/notes.md:2"]
+    )
+    assert line.exit_code == 0 and line.stdout == "two\nthree\n", line.output
+    bad = runner.invoke(app, ["--config", config, "get", "conversation", "../notes.md"])
+    assert bad.exit_code == 2 and "INVALID_ARGUMENT" in bad.stderr
+    found = runner.invoke(
+        app, ["--config", config, "search", "reports", "decode", "-n", "1", "--json"]
+    )
+    data = json.loads(found.stdout)
+    assert data["next_offset"] == 1 and data["results"][0]["id"] == "speech/sdk_20251120_v2.md"
+    page = runner.invoke(app, ["--config", config, "search", "reports", "decode", "-n", "1"])
+    assert "more: --offset 1" in page.stderr

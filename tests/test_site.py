@@ -792,3 +792,17 @@ def test_the_readme_gives_every_error_code_its_http_status() -> None:
         for code in re.findall(r"`([A-Z_]+)`", codes)
     }
     assert table == STATUS
+
+
+def test_the_search_page_links_to_the_next_page_which_continues_it(client: TestClient) -> None:
+    first = client.get("/", params={"q": "klystron", "n": "1"})
+    assert first.status_code == 200
+    more = [h for h in parsed(first.text).hrefs if "offset=" in h]
+    assert more == ["/?q=klystron&n=1&offset=1"], more
+    second = client.get(more[0])
+    assert second.status_code == 200 and "Hits 2-2" in second.text
+    assert "offset=0" not in second.text and 'rel="prev"' in second.text
+    shown = [h for h in parsed(first.text + second.text).hrefs if h.startswith("/reports/")]
+    assert len(shown) == len(set(shown))  # the second page shows what the first did not
+    bad = client.get("/", params={"q": "klystron", "offset": "-1"})
+    assert bad.status_code == 400 and "offset" in bad.text

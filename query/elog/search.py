@@ -53,7 +53,7 @@ def search_elog(
     category: str | None = None,
     system: str | None = None,
     domain: str | None = None,
-    max_results: int = 10,
+    max_results: int = paging.DEFAULT_RESULTS,
     offset: int = 0,
     *,
     rerank: RerankMode | None = None,
@@ -112,6 +112,7 @@ def search_elog(
                     hits=hits, total=len(docs), ranker=ranker, next_offset=more, freshness=fresh
                 ),
                 offset,
+                max_results,
             )
 
         if pattern is not None:
@@ -124,6 +125,7 @@ def search_elog(
                     hits=hits, total=total, ranker="regex", next_offset=more, freshness=fresh
                 ),
                 offset,
+                max_results,
             )
 
         assert tq is not None
@@ -235,11 +237,13 @@ def search_elog(
             freshness=fresh,
         ),
         offset,
+        max_results,
     )
 
 
-def _fitted(answer: ElogSearchResponse, offset: int) -> ElogSearchResponse:
-    budget.fit_page(answer, "hits", offset)
+def _fitted(answer: ElogSearchResponse, offset: int, max_results: int) -> ElogSearchResponse:
+    by_default = max_results == paging.DEFAULT_RESULTS
+    budget.fit_page(answer, "hits", offset, budget.limit_for(by_default))
     return answer
 
 

@@ -119,14 +119,14 @@ def get_elog_thread(
         root_id=root_id, message_id=message_id, entries=entries, missing=missing, freshness=fresh
     )
     if not whole:
-        _fit(answer)
+        _fit(answer, budget.limit_for(include_replies and include_parents))
     return answer
 
 
-def _fit(answer: ElogThreadResponse) -> None:
-    """Cut the longest bodies, to the same length, until the answer's JSON fits
-    budget.MAX_CHARS; each entry cut says so, and the note how to read it whole."""
-    if budget.size(answer) <= budget.MAX_CHARS:
+def _fit(answer: ElogThreadResponse, limit: int) -> None:
+    """Cut the longest bodies, to the same length, until the answer's JSON fits ``limit``
+    characters; each entry cut says so, and the note how to read it whole."""
+    if budget.size(answer) <= limit:
         return
     bodies = [e.body for e in answer.entries]
 
@@ -135,7 +135,7 @@ def _fit(answer: ElogThreadResponse) -> None:
             entry.body = body if len(body) <= cap else body[:cap] + budget.CUT_MARK
         return budget.size(answer)
 
-    room = budget.MAX_CHARS - 600  # for the note
+    room = limit - 600  # for the note
     dropped: list[ElogThreadEntry] = []
     total = size_at(FIRST_CHARS)
     if total > room:
@@ -167,7 +167,7 @@ def _fit(answer: ElogThreadResponse) -> None:
         alone = len(answer.entries) == 1 and not dropped
         parts.append(
             f"{len(cut)} {'body' if len(cut) == 1 else 'bodies'} cut to {low:,} characters "
-            f"to keep the answer under {budget.MAX_CHARS:,}; "
+            f"to keep the answer under {limit:,}; "
             + (
                 "the logbook holds it whole (its link)"
                 if alone

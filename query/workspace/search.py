@@ -29,7 +29,7 @@ def search_workspace(
     ctx: QueryContext,
     query: str,
     date_range: str | None = None,
-    max_results: int = 10,
+    max_results: int = paging.DEFAULT_RESULTS,
     offset: int = 0,
 ) -> WorkspaceSearchResponse:
     """Conversation lines that match ``query``, best first, from the first tier that finds
@@ -56,7 +56,9 @@ def search_workspace(
         answer = _response(view, exact, "exact")
     else:
         answer = _forgive(view, literal, view.window)
-    budget.fit_page(answer, "results", offset)
+    budget.fit_page(
+        answer, "results", offset, budget.limit_for(max_results == paging.DEFAULT_RESULTS)
+    )
     return answer
 
 

@@ -29,7 +29,7 @@ class View:
         root: Path,
         date_range: DateRange | None,
         offset: int = 0,
-        max_results: int = 10,
+        max_results: int = paging.DEFAULT_RESULTS,
     ) -> None:
         self.ctx = ctx
         self.cache: WorkspaceCache = cache_of(ctx)
