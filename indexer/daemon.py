@@ -47,19 +47,14 @@ from watchdog.utils import BaseThread
 from watchdog.utils.event_debouncer import EventDebouncer
 
 from indexer.config import Settings
+from indexer.errors import Interrupted, StoreError, WriteFault
 from indexer.mounts import filesystem_of, polling_reason
 from indexer.polling import Poller
 from indexer.seat import SEAT_POLL_S, Seat, SeatTaken, SeatUnusable, WatcherKind
 from indexer.sources.base import Source
 from indexer.sources.registry import SOURCES, get_source
 from indexer.status import STATUS_FILE
-from indexer.store import (
-    Interrupted,
-    StoreError,
-    Summary,
-    Syncer,
-    WriteFault,
-)
+from indexer.store import Summary, Syncer
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,9 @@ from typing import Any, Protocol
 
 from indexer.building import pid_alive, read_build
 from indexer.config import Settings
+from indexer.errors import ForeignIndexError
 from indexer.sources.registry import SOURCES, get_source
-from indexer.store import CollectionIndex, ForeignIndexError
+from indexer.store import CollectionIndex
 
 STATUS_FILE = "daemon.json"
 

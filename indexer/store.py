@@ -20,7 +20,6 @@ import json
 import logging
 import os
 import pickle
-import stat
 import sys
 import threading
 import time
@@ -29,26 +28,33 @@ from collections.abc import Callable, Iterable, Iterator, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from indexer.building import BuildRecorder
 from indexer.config import Settings
 from indexer.engine import get_engine
-from indexer.engine.base import Reader
+from indexer.engine.base import Reader, ReadTarget
+from indexer.engine.faults import CommitFailed, is_write_fault, release
 from indexer.engine.writing import (
     Bookkeeping,
-    CommitFailed,
+    CommitPlan,
     Document,
     Engine,
     FileState,
     FileStats,
     Index,
-    Plan,
     SegmentStats,
-    is_write_fault,
-    release,
 )
-from indexer.sources.base import FileData, Source, is_hidden
+from indexer.errors import (
+    ForeignIndexError,
+    IndexLockedError,
+    Interrupted,
+    StoreError,
+    WriteFault,
+    unusable_index_folder,
+)
+from indexer.files import Listing, SkipFile, read_file, regular_file_stat, valid_name, walk
+from indexer.sources.base import Source
 
 log = logging.getLogger(__name__)
 
@@ -73,39 +79,6 @@ COMPACT_MAX_TIER = 1
 BUSY_MAX_SEGMENTS = 16
 
 Progress = Callable[[int, int], None]
-
-
-class StoreError(Exception):
-    """The index folder cannot be used."""
-
-
-class ForeignIndexError(StoreError):
-    """The index path holds something that is not a trove index; trove will not touch it."""
-
-
-def unusable_index_folder(path: Path, exc: OSError) -> StoreError:
-    """The error for an index folder that cannot be made or written."""
-    return StoreError(
-        f"cannot use the index folder {path}: {exc.strerror or exc}; "
-        "set [index] dir to a folder trove may write"
-    )
-
-
-class WriteFault(StoreError):
-    """A commit the index folder could not take (a full disk, a read-only folder, ...): the
-    index is at its last commit, its partial files gone. The changes stay to be retried."""
-
-
-class IndexLockedError(StoreError):
-    """Another writer held the index for longer than we were willing to wait."""
-
-
-class Interrupted(StoreError):
-    """The work was abandoned on request (a stopping daemon); nothing was committed."""
-
-
-class SkipFile(Exception):
-    """A file of the collection that cannot be indexed; the message says why."""
 
 
 @dataclass
@@ -141,156 +114,6 @@ class Summary:
             "missing_root": self.missing_root,
             "error": self.error,
         }
-
-
-# --------------------------------------------------------------------------- walking
-
-
-@dataclass
-class Listing:
-    files: dict[str, tuple[int, int]] = field(default_factory=dict)
-    skipped: Counter[str] = field(default_factory=Counter)
-
-
-def valid_name(rel: str) -> bool:
-    """Whether a path is text: a name that is not valid UTF-8 cannot be indexed as one."""
-    try:
-        rel.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _inside(root_real: str, path: str) -> bool:
-    real = os.path.realpath(path)
-    return real == root_real or real.startswith(root_real + os.sep)
-
-
-class Selection(Protocol):
-    """Which folders and files of a tree belong to a collection (part of a Source)."""
-
-    def wants_dir(self, parts: tuple[str, ...]) -> bool: ...
-
-    def wants_file(self, parts: tuple[str, ...]) -> bool: ...
-
-
-def walk(root: Path, source: Selection) -> Listing:
-    """Every file of the collection under ``root`` with its (mtime_ns, size).
-
-    Symlinks are followed only while they stay inside the root; a folder is entered once
-    (symlink loops end there). Files that are not regular files are left out. A root that
-    exists but cannot be listed (permissions) raises StoreError: an empty listing would
-    delete every document of the collection.
-    """
-    listing = Listing()
-    root_real = os.path.realpath(root)
-    seen_dirs: set[tuple[int, int]] = set()
-    try:
-        st = os.stat(root)
-    except OSError:
-        return listing
-    seen_dirs.add((st.st_dev, st.st_ino))
-    stack: list[tuple[tuple[str, ...], str]] = [((), str(root))]
-    while stack:
-        prefix, folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            continue  # gone meanwhile: a root that is gone holds no files
-        except OSError as exc:
-            if not prefix:
-                raise StoreError(
-                    f"cannot list {folder}: {exc.strerror}; the index is left as it was"
-                ) from exc
-            listing.skipped[f"unreadable folder: {exc.strerror}"] += 1
-            continue
-        for entry in entries:
-            if is_hidden(entry.name):
-                continue
-            parts = (*prefix, entry.name)
-            if not valid_name(entry.name):
-                if entry.is_dir() or source.wants_file(parts):
-                    listing.skipped["name is not valid UTF-8"] += 1
-                continue
-            try:
-                is_link = entry.is_symlink()
-                if is_link and not _inside(root_real, entry.path):
-                    if entry.is_dir() or source.wants_file(parts):
-                        listing.skipped["symlink pointing outside the root"] += 1
-                    continue
-                if entry.is_dir():
-                    if not source.wants_dir(parts):
-                        continue
-                    st = entry.stat()
-                    if (st.st_dev, st.st_ino) in seen_dirs:
-                        listing.skipped["folder seen before (a symlink loop or a second link)"] += 1
-                        continue
-                    seen_dirs.add((st.st_dev, st.st_ino))
-                    stack.append((parts, entry.path))
-                    continue
-                if not source.wants_file(parts):
-                    continue
-                st = entry.stat()
-            except FileNotFoundError:
-                if entry.is_symlink():
-                    listing.skipped["broken symlink"] += 1
-                continue
-            except OSError as exc:
-                listing.skipped[f"cannot stat: {exc.strerror}"] += 1
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                listing.skipped["not a regular file"] += 1
-                continue
-            listing.files["/".join(parts)] = (st.st_mtime_ns, st.st_size)
-    return listing
-
-
-def regular_file_stat(path: str) -> tuple[int, int] | None:
-    """(mtime_ns, size) of a regular file; None for anything else or nothing there."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
-
-
-def read_file(root: Path, rel: str, max_bytes: int) -> FileData:
-    """Read one file of a collection, safely: never outside the root, never blocking."""
-    path = os.path.join(root, rel)
-    if not _inside(os.path.realpath(root), path):
-        raise SkipFile("symlink pointing outside the root")
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise SkipFile(f"unreadable: {exc.strerror}") from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise SkipFile("not a regular file")
-        chunks: list[bytes] = []
-        remaining = max_bytes
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-    except OSError as exc:
-        raise SkipFile(f"unreadable: {exc.strerror}") from exc
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if b"\x00" in data[:8192]:
-        raise SkipFile("binary file")
-    return FileData(
-        rel=rel,
-        data=data,
-        mtime_ns=st.st_mtime_ns,
-        size=st.st_size,
-        truncated=st.st_size > len(data),
-    )
 
 
 # --------------------------------------------------------------------------- the index
@@ -459,14 +282,15 @@ class CollectionIndex:
             return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return None
 
-    def reader(self) -> Reader:
-        """The query side's reader of this index (indexer/engine/base.py)."""
+    def reader(self, root: Path | None, max_bytes: int) -> Reader:
+        """The query side's reader of this collection (indexer/engine/base.py): of its
+        index, or of its files in ``root`` for an engine that keeps none."""
 
         def current() -> bool:
             marker = self.check_ours()
             return marker is not None and marker.get("schema_version") == self.source.schema_version
 
-        return self.engine.reader(self.open, current)
+        return self.engine.reader(ReadTarget(self.open, current, root, self.source, max_bytes))
 
     def _open_for_writing(self) -> tuple[Index, bool]:
         """The index to write to, and whether it was (re)created empty. Holds the lock."""
@@ -852,7 +676,7 @@ class Syncer:
         stream: bool = False,
         then: Callable[[], None] | None = None,
         held: Callable[[set[str]], set[str]] | None = None,
-    ) -> Plan:
+    ) -> CommitPlan:
         """What to write. ``files`` and ``docs`` are what the index holds for the paths
         concerned; ``indexed_keys``, when known, every key the index holds, so that a new
         document's key is not looked up for deletion. ``force`` rewrites every document
@@ -861,7 +685,7 @@ class Syncer:
         the plan is complete only then. ``then`` is called once every file is read.
         ``held``: which of some keys files not concerned still yield (never deleted as
         gone); None: every file is concerned."""
-        plan = Plan(indexed_files=set(files))
+        plan = CommitPlan(indexed_files=set(files))
         documents = self._planning(
             plan, on_disk, files, docs, known, summary, progress, indexed_keys, force, then, held
         )
@@ -870,7 +694,7 @@ class Syncer:
 
     def _planning(
         self,
-        plan: Plan,
+        plan: CommitPlan,
         on_disk: dict[str, tuple[int, int]],
         files: dict[str, FileState],
         docs: dict[str, dict[str, str]],
@@ -987,7 +811,7 @@ class Syncer:
     def _commit(
         self,
         index: Index,
-        plan: Plan,
+        plan: CommitPlan,
         summary: Summary,
         clear: bool,
         marker: bool = True,

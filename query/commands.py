@@ -44,9 +44,9 @@ from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process
 
 from indexer.engine.base import Snapshot
+from indexer.files import SkipFile, read_file
 from indexer.sources.base import CJK_CHARS, TOKEN_PATTERN, is_hidden
 from indexer.sources.commands import CommandsSource, _as_tags
-from indexer.store import SkipFile, read_file
 from query import budget, paging, parts
 from query.args import check_name, check_query, check_range
 from query.context import QueryContext

@@ -23,10 +23,10 @@ from indexer.building import read_build
 from indexer.config import Settings
 from indexer.engine import get_engine
 from indexer.engine.base import Reader, Snapshot
-from indexer.engine.scan.reading import ScanReader
-from indexer.engine.writing import release
+from indexer.engine.faults import release
+from indexer.errors import IndexLockedError
 from indexer.sources.registry import get_source
-from indexer.store import CollectionIndex, IndexLockedError, Syncer
+from indexer.store import CollectionIndex, Syncer
 from query.errors import TroveError
 
 T = TypeVar("T")
@@ -62,14 +62,12 @@ class Indexes:
         self.settings = settings
         # "whoosh": the indexes the indexer keeps; "scan": no index, every snapshot reads
         # the files (the reference engine the differential tests check the others with).
-        self.engine = engine
+        self.engine = get_engine(engine)
         self._lock = threading.Lock()
         self._readers: dict[str, Reader] = {}
 
     def collection(self, name: str) -> CollectionIndex:
-        return CollectionIndex(
-            self.settings.index_dir, get_source(name), engine=get_engine(self.engine)
-        )
+        return CollectionIndex(self.settings.index_dir, get_source(name), engine=self.engine)
 
     def _reader(self, name: str) -> Reader:
         with self._lock:
@@ -79,10 +77,8 @@ class Indexes:
             return reader
 
     def _open_reader(self, name: str) -> Reader:
-        if self.engine == "scan":
-            max_bytes = int(self.settings.index.max_file_mb * 1024 * 1024)
-            return ScanReader(self.settings.source_root(name), get_source(name), max_bytes)
-        return self.collection(name).reader()
+        max_bytes = int(self.settings.index.max_file_mb * 1024 * 1024)
+        return self.collection(name).reader(self.settings.source_root(name), max_bytes)
 
     @contextmanager
     def snapshot(self, name: str, build: bool = False) -> Iterator[Snapshot | None]:
@@ -95,12 +91,13 @@ class Indexes:
         for it (``build_wait_s``), then answers INDEX_UNAVAILABLE: an index being built
         is not an empty one.
         """
-        if self.engine != "scan":
+        keeps = self.engine.keeps_index
+        if keeps:
             self._wait_for_build(name)
         reader = self._reader(name)
         try:
             with reader.snapshot() as snapshot:
-                if snapshot is not None or not build or self.engine == "scan":
+                if snapshot is not None or not build or not keeps:
                     yield snapshot
                     return
         except TroveError:
@@ -132,7 +129,7 @@ class Indexes:
         """After a failure reading a collection's index: if the index is damaged, rebuild it
         from the files (or leave that to the writer that holds it) and answer
         INDEX_UNAVAILABLE, never a traceback; else return (the failure goes on)."""
-        if self.engine == "scan":
+        if not self.engine.keeps_index:
             return
         collection = self.collection(name)
         why = collection.damaged()

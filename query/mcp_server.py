@@ -26,8 +26,8 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from indexer.config import Settings
+from indexer.errors import IndexLockedError, StoreError
 from indexer.sources.elog import allowed_filter_values
-from indexer.store import IndexLockedError, StoreError
 from query import commands, elog, paging, parts, reports, search_all, trove_version, web, workspace
 from query.args import MAX_QUERY_CHARS
 from query.context import QueryContext

@@ -17,9 +17,10 @@ import pytest
 from conftest import Running
 
 from indexer.config import settings_from_file
+from indexer.files import walk
 from indexer.sources.registry import get_source
 from indexer.status import read_watcher_status
-from indexer.store import CollectionIndex, walk
+from indexer.store import CollectionIndex
 
 TIMEOUT = 20.0
 

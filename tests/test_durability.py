@@ -25,10 +25,11 @@ from conftest import SmallDisk
 
 from indexer.config import Settings
 from indexer.engine.whoosh.storage import TroveStorage
+from indexer.errors import WriteFault
 from indexer.reindex import reindex
 from indexer.sources.registry import get_source
 from indexer.status import read_watcher_status
-from indexer.store import LOCK_FILE, Syncer, WriteFault
+from indexer.store import LOCK_FILE, Syncer
 
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 20.0
@@ -460,7 +461,7 @@ reindex(settings, ["reports"])
 
 @pytest.mark.parametrize("step", list(KILL_AT))
 def test_a_writer_killed_at_each_step_of_a_commit_loses_nothing(tmp_path: Path, step: str) -> None:
-    from indexer.store import walk
+    from indexer.files import walk
 
     settings = _sample(tmp_path)
     (tmp_path / "reports" / "net").mkdir(exist_ok=True)

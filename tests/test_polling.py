@@ -17,9 +17,9 @@ import pytest
 from watchdog.events import FileSystemEvent
 
 from indexer import polling
+from indexer.files import Selection
 from indexer.polling import Poller
 from indexer.sources.reports import ReportsSource
-from indexer.store import Selection
 
 TIMEOUT = 10.0
 

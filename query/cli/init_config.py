@@ -21,7 +21,7 @@ class InitError(Exception):
 
 
 @dataclass
-class Plan:
+class InitFile:
     """What `trove init` writes, and what it has to say about it."""
 
     text: str
@@ -34,7 +34,7 @@ def config_path(explicit: str | None) -> Path:
     return Path(explicit or os.environ.get("TROVE_CONFIG") or "trove.toml").absolute()
 
 
-def plan(target: Path, sources: dict[str, str | None], index: str | None) -> Plan:
+def plan(target: Path, sources: dict[str, str | None], index: str | None) -> InitFile:
     """The text of the config file at ``target`` for these folders (as given on the
     command line, relative to the working directory)."""
     base = target.parent
@@ -66,7 +66,7 @@ def plan(target: Path, sources: dict[str, str | None], index: str | None) -> Pla
     if index_dir.exists() and not index_dir.is_dir():
         raise InitError(f"--index {index}: not a folder")
     lines += ["", "[index]", f"dir = {_toml(_relative(index_dir, base))}", ""]
-    return Plan("\n".join(lines), warnings)
+    return InitFile("\n".join(lines), warnings)
 
 
 def _relative(path: Path, base: Path) -> str:

@@ -15,17 +15,24 @@ import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from query.context import QueryContext
 from query.elog.index_access import ElogIndex
 from query.indexes import Derived, PerSegment
 
-if TYPE_CHECKING:
-    from query.elog.regex_candidates import FoldedTerms
-
 # Doc numbers kept in the posting cache (4 bytes each).
 POSTING_CACHE_IDS = 4_000_000
+
+
+@dataclass(frozen=True)
+class FoldedTerms:
+    """The plain terms of one field, ASCII-folded, for finding terms holding a literal
+    (query/elog/regex_candidates.py makes them)."""
+
+    joined: str  # one term a line, "\n" at both ends
+    spelled: dict[str, list[str]]  # a folded term: the index terms it stands for, if others
 
 
 class ElogCache:

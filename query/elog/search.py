@@ -248,7 +248,7 @@ def _fitted(answer: ElogSearchResponse, offset: int, max_results: int) -> ElogSe
 
 
 @dataclass
-class Plan:
+class ForgivenQuery:
     """A text query after forgiving it: words no entry holds corrected or dropped."""
 
     query: TextQuery | None  # None: nothing left to search for (``note`` says why)
@@ -257,12 +257,12 @@ class Plan:
     corrected_query: str | None = None
 
 
-def _forgive(index: ElogIndex, cache: ElogCache, tq: TextQuery, text: str) -> Plan:
+def _forgive(index: ElogIndex, cache: ElogCache, tq: TextQuery, text: str) -> ForgivenQuery:
     """Each word no entry holds (neither it nor another form of it) replaced by the
     closest indexed word, or dropped when none is close."""
     if not tq.words and tq.required is None:
         stop = ", ".join(tq.stop_words)
-        return Plan(
+        return ForgivenQuery(
             None,
             f"the query holds only stop words ({stop}), which never match alone: add a "
             "word that names what you look for, or quote a phrase",
@@ -283,7 +283,7 @@ def _forgive(index: ElogIndex, cache: ElogCache, tq: TextQuery, text: str) -> Pl
         else:
             missing.append(word)
     if not replaced and not missing:
-        return Plan(tq)
+        return ForgivenQuery(tq)
     parts = []
     if replaced:
         parts.append(
@@ -299,8 +299,8 @@ def _forgive(index: ElogIndex, cache: ElogCache, tq: TextQuery, text: str) -> Pl
     note = "; ".join(parts)
     corrected = _corrected(text, replaced, missing) if replaced else None
     if not words and tq.required is None:
-        return Plan(None, note, suggestions)
-    return Plan(tq.with_words(words), note, suggestions, corrected)
+        return ForgivenQuery(None, note, suggestions)
+    return ForgivenQuery(tq.with_words(words), note, suggestions, corrected)
 
 
 def _corrected(text: str, replaced: dict[str, str], dropped: list[str]) -> str:

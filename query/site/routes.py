@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio.to_thread
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from indexer.errors import IndexLockedError, StoreError
 from indexer.status import human_size, local_time
-from indexer.store import IndexLockedError, StoreError
 from query.errors import TroveError
 from query.mcp_server import elog_filter_values
 from query.site import api, documents, render, search_page, status_page

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from indexer.engine.base import Segment
-from indexer.store import SkipFile, read_file
+from indexer.files import SkipFile, read_file
 from query.context import QueryContext
 from query.indexes import PerSegment
 from query.workspace import limits

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import re
 
+from indexer.files import SkipFile, read_file
 from indexer.sources.conversations import ConversationsSource
-from indexer.store import SkipFile, read_file
 from query import parts
 from query.context import QueryContext
 from query.errors import TroveError
