@@ -3,8 +3,6 @@ their stems, corrections), the hits and the notes that say how the query matched
 
 from __future__ import annotations
 
-import re
-from itertools import chain
 from typing import NamedTuple
 
 from indexer.config import Settings
@@ -14,7 +12,7 @@ from query import budget, paging
 from query.args import check_name, check_query, check_range
 from query.citations import heading_above, line_of
 from query.context import QueryContext
-from query.forgiving import FEW_WORDS, content_weights, content_words, is_cjk
+from query.forgiving import Ladder, content_weights, content_words, corrected_query, forgive, is_cjk
 from query.freshness import mark_stale, of_snapshot
 from query.indexes import Derived
 from query.reports import tiers
@@ -63,67 +61,50 @@ def search_reports(
         if snapshot is None:
             return SearchReportsResult(results=[], freshness=fresh)
         segments = segments_of(snapshot, ctx.plan, ctx.costs)
-        answer = _exact_or_words(segments, q.lower(), command_filter, n)
-        note = suggestions = corrected = None
+        qwords = content_words(q)
+        families = tiers.Families()
+
+        def closest_words(unknown: list[str]) -> dict[str, list[str]]:
+            memo: Derived[dict[int, list[str]]] = ctx.memo.setdefault(
+                "reports.words_by_length", Derived()
+            )
+            by_length = memo.get(snapshot.stamp, lambda: tiers.words_by_length(segments))
+            return tiers.corrections(by_length, unknown)
+
+        ladder: Ladder[str, _Tier] = Ladder(
+            as_written=lambda text: _exact_or_words(segments, text.lower(), command_filter, n),
+            related=lambda text: _related(ctx, snapshot, segments, text, command_filter, families),
+            unknown=lambda words: tiers.unknown_words(segments, words, families),
+            closest=closest_words,
+            correct=corrected_query,
+        )
+        found = forgive(ladder, q, qwords)
+        answer = found.answer
         if answer is None:
-            qwords = content_words(q)
-            families = tiers.Families()
-            # A question of many words: the reports holding some of them come before a
-            # correction of the words no report holds (in a question those are mostly
-            # words, not typos), which is tried only when no report holds any.
-            question = len(qwords) > FEW_WORDS
-            if question:
-                answer = _related(ctx, snapshot, segments, q, command_filter, families)
-            unknown: list[str] = []
-            fixes: dict[str, list[str]] = {}
-            if answer is None:
-                unknown = tiers.unknown_words(segments, qwords, families)
-            if unknown:
-                words_memo: Derived[dict[int, list[str]]] = ctx.memo.setdefault(
-                    "reports.words_by_length", Derived()
-                )
-                by_length = words_memo.get(snapshot.stamp, lambda: tiers.words_by_length(segments))
-                fixes = tiers.corrections(by_length, unknown)
-            suggestions = list(dict.fromkeys(chain.from_iterable(fixes.values())))
-            if any(fixes.values()):
-                corrected = _corrected(q, {w: c[0] for w, c in fixes.items() if c})
-                answer = _exact_or_words(segments, corrected.lower(), command_filter, n)
-                answer = answer or _related(
-                    ctx, snapshot, segments, corrected, command_filter, families
-                )
-                if answer is not None:
-                    answer = answer._replace(match="fuzzy")
-                    note = f"no report holds the query as written; searched for {corrected!r}"
-            if answer is None and not question:
-                corrected = None
-                answer = _related(ctx, snapshot, segments, q, command_filter, families)
-            if answer is not None and answer.match == "related":
-                corrected = None
-                note = "no report holds every word; reports holding some of the words " + (
-                    "or words of the same stem, most of the words first"
-                )
-            if answer is None:
-                note = _nothing(q, qwords, unknown, fixes, command_filter)
-                return SearchReportsResult(
-                    results=[], note=note, suggestions=suggestions or [], freshness=fresh
-                )
-        elif answer.match == "words":
-            note = "no report holds the whole query; reports holding every word, in any order"
+            return SearchReportsResult(
+                results=[],
+                note=_nothing(q, qwords, found.unknown, found.fixes, command_filter),
+                suggestions=found.suggestions,
+                freshness=fresh,
+            )
+        if found.how == "corrected":
+            answer = answer._replace(match="fuzzy")
+        note = _how(answer.match, found.corrected)
         ranked = _results(ctx, files, segments, answer, q.lower(), command_filter, n)
         results, more = paging.page(ranked, offset, max_results)
         mark_stale(snapshot, root, results, lambda h: h.id)
-    found = SearchReportsResult(
+    answered = SearchReportsResult(
         results=results,
         note=note,
-        suggestions=suggestions or [],
-        corrected_query=corrected if answer.match == "fuzzy" else None,
+        suggestions=found.suggestions,
+        corrected_query=found.corrected if answer.match == "fuzzy" else None,
         next_offset=more,
         freshness=fresh,
     )
     budget.fit_page(
-        found, "results", offset, budget.limit_for(max_results == paging.DEFAULT_RESULTS)
+        answered, "results", offset, budget.limit_for(max_results == paging.DEFAULT_RESULTS)
     )
-    return found
+    return answered
 
 
 class _Tier(NamedTuple):
@@ -210,13 +191,18 @@ def _results(
             found = [(s, s.occurrences(lowered, command, n)) for s in segments]
 
 
-def _corrected(query: str, fixes: dict[str, str]) -> str:
-    """The query with each word that has a correction replaced (case ignored)."""
-    pattern = re.compile(
-        "|".join(rf"(?<!\w){re.escape(w)}(?!\w)" for w in sorted(fixes, key=len, reverse=True)),
-        re.IGNORECASE,
-    )
-    return pattern.sub(lambda m: fixes[m.group().lower()], query)
+def _how(match: Match, corrected: str | None) -> str | None:
+    """How the query was matched, in words (None: as written)."""
+    if match == "fuzzy":
+        return f"no report holds the query as written; searched for {corrected!r}"
+    if match == "related":
+        return (
+            "no report holds every word; reports holding some of the words or words of "
+            "the same stem, most of the words first"
+        )
+    if match == "words":
+        return "no report holds the whole query; reports holding every word, in any order"
+    return None
 
 
 def _nothing(
