@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from indexer.building import BuildRecorder
+from indexer.building import BuildRecorder, announce_build, clear_build
 from indexer.config import Settings
 from indexer.engine import get_engine
 from indexer.engine.base import Reader, ReadTarget
@@ -313,15 +313,19 @@ class CollectionIndex:
         # The marker first: a process killed between the two leaves a folder that is
         # recognisably ours (and rebuilt), never one that looks foreign.
         self._write_marker(last_update=None)
+        # Searches that find the new empty index must already see its build.
+        announce_build(self.path)
         try:
-            return self.engine.create(self.path, fields, scored), True
-        except OSError as exc:
-            if is_write_fault(exc):
+            index = self.engine.create(self.path, fields, scored)
+        except BaseException as exc:
+            clear_build(self.path)
+            if isinstance(exc, OSError) and is_write_fault(exc):
                 raise WriteFault(
                     f"could not create the index in {self.path}: {exc.strerror}; it is "
                     "built when it can be"
                 ) from exc
             raise
+        return index, True
 
     # ---- the one writer
 
@@ -626,7 +630,8 @@ class Syncer:
                     raise
                 return False
             index, created = self.index._open_for_writing()
-            if created:
+            if created:  # nothing to compact: the next reconcile builds it
+                clear_build(self.index.path)
                 return False
             self._compact_locked(index)
         return True

@@ -92,29 +92,33 @@ class Indexes:
         is not an empty one.
         """
         keeps = self.engine.keeps_index
-        if keeps:
-            self._wait_for_build(name)
         reader = self._reader(name)
-        try:
-            with reader.snapshot() as snapshot:
-                if snapshot is not None or not build or not keeps:
-                    yield snapshot
-                    return
-        except TroveError:
-            raise
-        except Exception as exc:
-            self._heal(name, exc)
-            raise
+        deadline = time.monotonic() + self.build_wait_s
+        while True:
+            if keeps:
+                self._wait_for_build(name, deadline)
+            try:
+                with reader.snapshot() as snapshot:
+                    if keeps and read_build(self.settings.index_dir / name) is not None:
+                        continue  # a first build began meanwhile: its empty index is not an answer
+                    if snapshot is not None or not build or not keeps:
+                        yield snapshot
+                        return
+            except TroveError:
+                raise
+            except Exception as exc:
+                self._heal(name, exc)
+                raise
+            break
         syncer = Syncer(self.settings, get_source(name))
         syncer.parallel = threading.active_count() == 1  # never fork a threaded process
         syncer.reconcile()
         with reader.snapshot() as snapshot:
             yield snapshot
 
-    def _wait_for_build(self, name: str) -> None:
+    def _wait_for_build(self, name: str, deadline: float) -> None:
         path = self.settings.index_dir / name
         build = read_build(path)
-        deadline = time.monotonic() + self.build_wait_s
         while build is not None and time.monotonic() < deadline:
             time.sleep(BUILD_POLL_S)
             build = read_build(path)
