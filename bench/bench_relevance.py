@@ -65,6 +65,7 @@ import Stemmer
 from indexer.config import Settings, settings_from_dict
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
+from query import tools
 from query.args import MAX_QUERY_CHARS
 from query.context import QueryContext
 from query.elog import search_elog
@@ -75,8 +76,8 @@ from query.rerank import RerankMode, semantic_available
 DEFAULT_CISI = REPO.parent / "shared" / "relevance" / "cisi"
 BASELINE = {"ndcg@10": 0.381, "rr@10": 0.624, "ap@100": 0.164}  # the README's figures
 TARGETS = {"elog lexical": 1.00, "elog semantic": 1.10, "reports": 0.90}
-ELOG_MAX_RESULTS = 50  # search_elog's maximum
-REPORTS_MAX_RESULTS = 100  # search_reports's maximum
+ELOG_MAX_RESULTS = tools.SEARCH_ELOG_RESULTS.high
+REPORTS_MAX_RESULTS = tools.SEARCH_REPORTS_RESULTS.high
 ZURICH = ZoneInfo("Europe/Zurich")
 FIRST_DAY = datetime(2020, 1, 6, 8, 0, tzinfo=ZURICH)
 ENTRIES_A_DAY = 10

@@ -47,16 +47,14 @@ from indexer.engine.base import Snapshot
 from indexer.files import SkipFile, read_file
 from indexer.sources.base import CJK_CHARS, TOKEN_PATTERN, is_hidden
 from indexer.sources.commands import CommandsSource, _as_tags
-from query import budget, paging, parts
-from query.args import check_name, check_query, check_range
+from query import budget, paging, parts, tools
+from query.args import check_name, check_query
 from query.context import QueryContext
 from query.errors import TroveError
 from query.freshness import Freshness, mark_stale, of_snapshot
 from query.indexes import Derived, source_folder
 
 COLLECTION = "commands"
-MAX_RESULTS = 100
-MAX_LISTED = 1000
 Tier = Literal["tier1", "tier2", "tier3"]
 
 # Each tier's score band (low, high): see the module docstring.
@@ -664,7 +662,10 @@ def _readable(root: Path, command: Command) -> bool:
 
 
 def search_commands(
-    ctx: QueryContext, query: str, max_results: int = paging.DEFAULT_RESULTS, offset: int = 0
+    ctx: QueryContext,
+    query: str,
+    max_results: int = tools.SEARCH_COMMANDS_RESULTS.default,
+    offset: int = 0,
 ) -> CommandSearchResponse:
     """Commands for a job, by file name (tier 1), content (tier 2) and reports (tier 3).
 
@@ -673,14 +674,17 @@ def search_commands(
     """
     started = time.monotonic()
     text = check_query(query)
-    check_range(max_results, "max_results", 1, MAX_RESULTS)
-    offset = paging.check_offset(offset, max_results)
+    tools.SEARCH_COMMANDS_RESULTS.check(max_results)
+    offset = tools.check_offset(offset, max_results)
     root = _commands_root(ctx)
     deadline = started + ctx.settings.commands.search_timeout_ms / 1000
     with _catalogued(ctx) as (catalog, snapshot):
         found = _search(ctx, catalog, snapshot, root, text, max_results, offset, started, deadline)
     budget.fit_page(
-        found, "results", offset, budget.limit_for(max_results == paging.DEFAULT_RESULTS)
+        found,
+        "results",
+        offset,
+        budget.limit_for(max_results == tools.SEARCH_COMMANDS_RESULTS.default),
     )
     return found
 
@@ -846,7 +850,7 @@ def _suggest(ctx: QueryContext, name: str) -> str:
 def list_commands(
     ctx: QueryContext,
     include_dependencies: bool = False,
-    max_results: int = MAX_LISTED,
+    max_results: int = tools.LIST_COMMANDS_RESULTS.default,
     offset: int = 0,
 ) -> CommandList:
     """The commands (helpers marked is_dependency only when asked for), by name: the page
@@ -857,8 +861,8 @@ def list_commands(
             "INVALID_ARGUMENT",
             f"include_dependencies must be true or false, got {include_dependencies!r}",
         )
-    check_range(max_results, "max_results", 1, MAX_LISTED)
-    offset = check_range(offset, "offset", 0, None)
+    tools.LIST_COMMANDS_RESULTS.check(max_results)
+    offset = tools.LIST_OFFSET.check(offset)
     root = _commands_root(ctx)
     with _catalogued(ctx) as (catalog, snapshot):
         chosen = [
@@ -883,7 +887,12 @@ def list_commands(
             next_offset=more,
             freshness=_marked(ctx, snapshot, root, listed),
         )
-    budget.fit_page(answer, "commands", offset, budget.limit_for(max_results == MAX_LISTED))
+    budget.fit_page(
+        answer,
+        "commands",
+        offset,
+        budget.limit_for(max_results == tools.LIST_COMMANDS_RESULTS.default),
+    )
     return answer
 
 

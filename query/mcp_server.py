@@ -28,7 +28,7 @@ from pydantic import Field, ValidationError
 from indexer.config import Settings
 from indexer.errors import IndexLockedError, StoreError
 from indexer.sources.elog import allowed_filter_values
-from query import commands, elog, paging, parts, reports, search_all, trove_version, web, workspace
+from query import commands, elog, reports, search_all, tools, trove_version, web, workspace
 from query.args import MAX_QUERY_CHARS
 from query.context import QueryContext
 from query.errors import ErrorCode, TroveError
@@ -206,26 +206,12 @@ def _query(description: str, examples: list[str]) -> Any:
     )
 
 
-def _count(description: str, high: int) -> Any:
-    return Field(ge=1, le=high, description=description)
-
-
-# The page of hits (query/paging.py) and the part of a document (query/parts.py).
-OFFSET = Annotated[
-    int, Field(ge=0, le=paging.MAX_WINDOW - 1, description=paging.OFFSET_DESCRIPTION)
-]
-LIST_OFFSET = Annotated[
-    int,
-    Field(
-        ge=0,
-        description="Entries to skip: 0 for the first page; the previous answer's next_offset "
-        "for the next.",
-    ),
-]
-PART_OFFSET = Annotated[int | None, Field(ge=1, description=parts.OFFSET_DESCRIPTION)]
-PART_LIMIT = Annotated[
-    int | None, Field(ge=1, le=parts.MAX_LIMIT, description=parts.LIMIT_DESCRIPTION)
-]
+# The page of hits (query/paging.py) and the part of a document (query/parts.py); the
+# limits and meanings are declared once, in query/tools.py.
+OFFSET = Annotated[int, tools.HIT_OFFSET.mcp_field()]
+LIST_OFFSET = Annotated[int, tools.LIST_OFFSET.mcp_field()]
+PART_OFFSET = Annotated[int | None, tools.PART_OFFSET.mcp_field()]
+PART_LIMIT = Annotated[int | None, tools.PART_LIMIT.mcp_field()]
 
 
 def _choices(attribute: str, values: list[str], examples: str) -> str:
@@ -285,8 +271,8 @@ def build_server(settings: Settings) -> TroveServer:
             ),
         ] = None,
         max_results: Annotated[
-            int, _count("Maximum number of results to return", reports.MAX_RESULTS)
-        ] = 10,
+            int, tools.SEARCH_REPORTS_RESULTS.mcp_field()
+        ] = tools.SEARCH_REPORTS_RESULTS.default,
         offset: OFFSET = 0,
     ) -> reports.SearchReportsResult:
         """Search the analysis reports (markdown files kept in one folder per command that
@@ -316,8 +302,8 @@ def build_server(settings: Settings) -> TroveServer:
             ),
         ],
         max_results: Annotated[
-            int, _count("Maximum number of reports to return (newest first)", reports.MAX_LISTED)
-        ] = 50,
+            int, tools.LIST_REPORTS_RESULTS.mcp_field()
+        ] = tools.LIST_REPORTS_RESULTS.default,
         offset: LIST_OFFSET = 0,
     ) -> reports.CommandReports:
         """List the reports one command produced, newest first (by the date in the file
@@ -359,8 +345,8 @@ def build_server(settings: Settings) -> TroveServer:
             ),
         ],
         max_results: Annotated[
-            int, _count("Maximum number of results to return", commands.MAX_RESULTS)
-        ] = 10,
+            int, tools.SEARCH_COMMANDS_RESULTS.mcp_field()
+        ] = tools.SEARCH_COMMANDS_RESULTS.default,
         offset: OFFSET = 0,
     ) -> commands.CommandSearchResponse:
         """Find the command (a markdown playbook with YAML frontmatter) for a job, in three
@@ -398,8 +384,8 @@ def build_server(settings: Settings) -> TroveServer:
             ),
         ] = False,
         max_results: Annotated[
-            int, _count("Maximum number of commands to return", commands.MAX_LISTED)
-        ] = commands.MAX_LISTED,
+            int, tools.LIST_COMMANDS_RESULTS.mcp_field()
+        ] = tools.LIST_COMMANDS_RESULTS.default,
         offset: LIST_OFFSET = 0,
     ) -> commands.CommandList:
         """List every command (a markdown playbook for a job) by name, with its description
@@ -425,8 +411,8 @@ def build_server(settings: Settings) -> TroveServer:
             Field(description=DATE_RANGE_DESCRIPTION, examples=["2025-11", "2025-11-10"]),
         ] = None,
         max_results: Annotated[
-            int, _count("Maximum number of matching lines to return", workspace.MAX_RESULTS)
-        ] = 10,
+            int, tools.SEARCH_WORKSPACE_RESULTS.mcp_field()
+        ] = tools.SEARCH_WORKSPACE_RESULTS.default,
         offset: OFFSET = 0,
     ) -> workspace.WorkspaceSearchResponse:
         """Search past conversations (conversations/{YYYY-MM or YYYY-MM-DD}/{NNN-slug}/
@@ -510,8 +496,8 @@ def build_server(settings: Settings) -> TroveServer:
             str | None, Field(description=_choices("domain", allowed["Domain"], "'Aramis'"))
         ] = None,
         max_results: Annotated[
-            int, _count("Maximum number of results to return", elog.MAX_RESULTS)
-        ] = 10,
+            int, tools.SEARCH_ELOG_RESULTS.mcp_field()
+        ] = tools.SEARCH_ELOG_RESULTS.default,
         offset: OFFSET = 0,
     ) -> elog.ElogSearchResponse:
         """Search SwissFEL ELOG (electronic logbook) entries, ranked by relevance. Supports
@@ -569,7 +555,7 @@ def build_server(settings: Settings) -> TroveServer:
                 ["sqlite fts5 tokenizer", "whoosh python"],
             ),
         ],
-        limit: Annotated[int, _count("Maximum number of results to return", web.MAX_LIMIT)] = 10,
+        limit: Annotated[int, tools.WEB_LIMIT.mcp_field()] = tools.WEB_LIMIT.default,
     ) -> web.WebSearchResponse:
         """Search the web through SearXNG (a metasearch engine): titles, content snippets
         and URLs, in SearXNG's order. Use it for current or general information the local
@@ -610,8 +596,8 @@ def build_server(settings: Settings) -> TroveServer:
             ),
         ] = None,
         max_results: Annotated[
-            int, _count("Maximum number of hits to return", search_all.MAX_RESULTS)
-        ] = 10,
+            int, tools.SEARCH_RESULTS.mcp_field()
+        ] = tools.SEARCH_RESULTS.default,
         offset: OFFSET = 0,
     ) -> search_all.SearchResponse:
         """Search every collection at once: reports, commands, conversations and the ELOG

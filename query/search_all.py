@@ -20,8 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from query import budget, paging
-from query.args import check_query, check_range
+from query import budget, paging, tools
+from query.args import check_query
 from query.commands import search_commands
 from query.context import QueryContext
 from query.elog import ElogHit, search_elog
@@ -30,7 +30,6 @@ from query.freshness import Freshness, combined
 from query.reports import ReportHit, search_reports
 from query.workspace import search_workspace
 
-MAX_RESULTS = 50
 RRF_K = 60
 Collection = Literal["reports", "commands", "conversations", "elog"]
 COLLECTIONS: tuple[Collection, ...] = ("reports", "commands", "conversations", "elog")
@@ -88,7 +87,7 @@ def search(
     collections: list[Collection] | list[str] | None = None,
     since: str | None = None,
     until: str | None = None,
-    max_results: int = paging.DEFAULT_RESULTS,
+    max_results: int = tools.SEARCH_RESULTS.default,
     offset: int = 0,
 ) -> SearchResponse:
     """Search every collection (or ``collections``) for ``query``; ``since``/``until``
@@ -96,8 +95,8 @@ def search(
     are left out when either is given); the page from hit ``offset`` on. Raises
     TroveError: INVALID_QUERY, INVALID_ARGUMENT, INVALID_DATE_RANGE."""
     text = check_query(query)
-    check_range(max_results, "max_results", 1, MAX_RESULTS)
-    offset = paging.check_offset(offset, max_results)
+    tools.SEARCH_RESULTS.check(max_results)
+    offset = tools.check_offset(offset, max_results)
     names = list(dict.fromkeys(collections)) if collections else list(COLLECTIONS)
     unknown = [n for n in names if n not in COLLECTIONS]
     if unknown:
@@ -144,7 +143,9 @@ def search(
         next_offset=more,
         freshness=combined(read),
     )
-    budget.fit_page(answer, "hits", offset, budget.limit_for(max_results == paging.DEFAULT_RESULTS))
+    budget.fit_page(
+        answer, "hits", offset, budget.limit_for(max_results == tools.SEARCH_RESULTS.default)
+    )
     return answer
 
 
@@ -162,10 +163,10 @@ def _first(
     hits: list[Hit] = []
     at = 0
     while True:
-        n = min(size, want - len(hits), paging.MAX_WINDOW - at)
+        n = min(size, want - len(hits), tools.MAX_WINDOW - at)
         found, total, fresh, more = page_of(n, at)
         hits += [h for h in found if _within(h.date, low, high)]
-        if len(hits) >= want or more is None or more >= paging.MAX_WINDOW:
+        if len(hits) >= want or more is None or more >= tools.MAX_WINDOW:
             return hits[:want], total, fresh
         at = more
 

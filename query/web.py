@@ -27,12 +27,12 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.config import Settings, WebSettings
+from query import tools
 from query.args import check_query, check_range
 from query.errors import TroveError
 
 log = logging.getLogger(__name__)
 
-MAX_LIMIT = 50
 TIME_RANGES = ("day", "week", "month", "year")
 DEFAULT_CATEGORIES = "general"
 DEFAULT_LANGUAGE = "en"
@@ -226,7 +226,7 @@ class WebSearcher:
         UPSTREAM_ERROR when no endpoint gave an answer.
         """
         text = check_query(query, hint="give the words to search the web for")
-        check_range(limit, "limit", 1, MAX_LIMIT)
+        tools.WEB_LIMIT.check(limit)
         params = _request_params(text, categories, language, time_range, pageno, safesearch)
         key = tuple(sorted(params.items()))
         results = self._cache.get(key)

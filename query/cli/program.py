@@ -25,7 +25,7 @@ from typer.core import TyperGroup
 from indexer.config import ConfigError, Settings, load_settings
 from indexer.sources.registry import SOURCES
 from indexer.status import human_size, local_time
-from query import trove_version
+from query import budget, tools, trove_version
 from query.cli.failures import CONFIG_CODE, USAGE_CODE, err, fail, run
 from query.cli.output import Column, Printer, pick_shape
 from query.cli.root import HELP, RootGroup
@@ -41,8 +41,10 @@ Offset = Annotated[
     int,
     typer.Option(
         "--offset",
-        help="Hits to skip: 0 for the first page; the next page's offset is printed (or "
-        "in --json, next_offset).",
+        help=tools.HIT_OFFSET.cli_help(
+            "Hits to skip: 0 for the first page; the next page's offset is printed (or in "
+            "--json, next_offset)"
+        ),
     ),
 ]
 PartOffset = Annotated[
@@ -58,8 +60,10 @@ PartLimit = Annotated[
     int | None,
     typer.Option(
         "--limit",
-        help="How many lines to print (default: with --offset, a part of about 40,000 "
-        "characters; without, the whole document).",
+        help=tools.PART_LIMIT.cli_help(
+            "How many lines to print (default: with --offset, a part of about "
+            f"{budget.DEFAULT_CHARS:,} characters; without, the whole document)"
+        ),
         show_default=False,
     ),
 ]
@@ -424,7 +428,9 @@ def status(
 @search_app.command("web")
 def search_web_command(
     query: Annotated[str, typer.Argument(help="What to search the web for.", show_default=False)],
-    limit: Annotated[int, typer.Option("--limit", help="At most this many results (1-50).")] = 10,
+    limit: Annotated[
+        int, typer.Option("--limit", help=tools.WEB_LIMIT.cli_help("At most this many results"))
+    ] = tools.WEB_LIMIT.default,
     time_range: Annotated[
         str | None,
         typer.Option("--time-range", help="Only pages from the last day|week|month|year."),
@@ -483,8 +489,13 @@ def search_commands_command(
         str, typer.Argument(help="Keywords or a description of the job.", show_default=False)
     ],
     max_results: Annotated[
-        int, typer.Option("--max-results", "-n", help="At most this many results (1-100).")
-    ] = 10,
+        int,
+        typer.Option(
+            "--max-results",
+            "-n",
+            help=tools.SEARCH_COMMANDS_RESULTS.cli_help("At most this many results"),
+        ),
+    ] = tools.SEARCH_COMMANDS_RESULTS.default,
     offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:
@@ -537,8 +548,13 @@ def search_workspace_command(
         ),
     ] = None,
     max_results: Annotated[
-        int, typer.Option("--max-results", "-n", help="At most this many lines (1-100).")
-    ] = 10,
+        int,
+        typer.Option(
+            "--max-results",
+            "-n",
+            help=tools.SEARCH_WORKSPACE_RESULTS.cli_help("At most this many lines"),
+        ),
+    ] = tools.SEARCH_WORKSPACE_RESULTS.default,
     offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:
@@ -604,8 +620,11 @@ def search_all_command(
         typer.Option("--until", help="Only documents dated on or before this day (YYYY-MM-DD)."),
     ] = None,
     max_results: Annotated[
-        int, typer.Option("--max-results", "-n", help="At most this many hits (1-50).")
-    ] = 10,
+        int,
+        typer.Option(
+            "--max-results", "-n", help=tools.SEARCH_RESULTS.cli_help("At most this many hits")
+        ),
+    ] = tools.SEARCH_RESULTS.default,
     offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:
@@ -658,8 +677,13 @@ def search_reports_command(
         ),
     ] = None,
     max_results: Annotated[
-        int, typer.Option("--max-results", "-n", help="At most this many reports (1-100).")
-    ] = 10,
+        int,
+        typer.Option(
+            "--max-results",
+            "-n",
+            help=tools.SEARCH_REPORTS_RESULTS.cli_help("At most this many reports"),
+        ),
+    ] = tools.SEARCH_REPORTS_RESULTS.default,
     offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:
@@ -707,8 +731,13 @@ def search_reports_command(
 def list_reports_command(
     command_name: Annotated[str, typer.Argument(help="A command's name.", show_default=False)],
     max_results: Annotated[
-        int, typer.Option("--max-results", "-n", help="At most this many reports (1-1000).")
-    ] = 50,
+        int,
+        typer.Option(
+            "--max-results",
+            "-n",
+            help=tools.LIST_REPORTS_RESULTS.cli_help("At most this many reports"),
+        ),
+    ] = tools.LIST_REPORTS_RESULTS.default,
     offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:
@@ -736,8 +765,13 @@ def list_commands_command(
         typer.Option("--include-dependencies", help="Also the helpers other commands depend on."),
     ] = False,
     max_results: Annotated[
-        int, typer.Option("--max-results", "-n", help="At most this many commands (1-1000).")
-    ] = 1000,
+        int,
+        typer.Option(
+            "--max-results",
+            "-n",
+            help=tools.LIST_COMMANDS_RESULTS.cli_help("At most this many commands"),
+        ),
+    ] = tools.LIST_COMMANDS_RESULTS.default,
     offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:
@@ -978,8 +1012,13 @@ def search_elog_command(
         typer.Option("--domain", help="e.g. Aramis, Athos, Linac2 (any case).", show_default=False),
     ] = None,
     max_results: Annotated[
-        int, typer.Option("--max-results", "-n", help="At most this many entries (1-50).")
-    ] = 10,
+        int,
+        typer.Option(
+            "--max-results",
+            "-n",
+            help=tools.SEARCH_ELOG_RESULTS.cli_help("At most this many entries"),
+        ),
+    ] = tools.SEARCH_ELOG_RESULTS.default,
     offset: Offset = 0,
     as_json: AsJson = False,
 ) -> None:

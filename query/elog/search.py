@@ -10,8 +10,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from query import budget, paging
-from query.args import check_query, check_range
+from query import budget, paging, tools
+from query.args import check_query
 from query.context import QueryContext
 from query.elog.caches import DocTable, ElogCache, doc_table, elog_cache, indexed_words
 from query.elog.dates import Bound, check_dates
@@ -31,7 +31,6 @@ from query.rerank import (
     rerank_scores,
 )
 
-MAX_RESULTS = 50
 # A text hit's score is the number of query words it holds plus its BM25F relative to the
 # best candidate's times this (below 1: an entry holding more words always ranks higher
 # before reranking).
@@ -52,7 +51,7 @@ def search_elog(
     category: str | None = None,
     system: str | None = None,
     domain: str | None = None,
-    max_results: int = paging.DEFAULT_RESULTS,
+    max_results: int = tools.SEARCH_ELOG_RESULTS.default,
     offset: int = 0,
     *,
     rerank: RerankMode | None = None,
@@ -67,8 +66,8 @@ def search_elog(
     DIRECTORY_NOT_FOUND, SEARCH_TIMEOUT.
     """
     text = check_query(query, optional=True)
-    check_range(max_results, "max_results", 1, MAX_RESULTS)
-    offset = paging.check_offset(offset, max_results)
+    tools.SEARCH_ELOG_RESULTS.check(max_results)
+    offset = tools.check_offset(offset, max_results)
     window = paging.window(offset, max_results)
     low, high = check_dates(since, until)
     mode = rerank or ctx.settings.elog.rerank
@@ -251,7 +250,7 @@ def search_elog(
 
 
 def _fitted(answer: ElogSearchResponse, offset: int, max_results: int) -> ElogSearchResponse:
-    by_default = max_results == paging.DEFAULT_RESULTS
+    by_default = max_results == tools.SEARCH_ELOG_RESULTS.default
     budget.fit_page(answer, "hits", offset, budget.limit_for(by_default))
     return answer
 

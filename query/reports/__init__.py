@@ -32,8 +32,6 @@ get_report) and ``models`` (the answers).
 
 from query.reports.counting import ReportSegment, segments_of
 from query.reports.documents import (
-    DEFAULT_LISTED,
-    MAX_LISTED,
     command_dir,
     get_report,
     list_command_reports,
@@ -47,7 +45,7 @@ from query.reports.models import (
     ReportInfo,
     SearchReportsResult,
 )
-from query.reports.search import MAX_RESULTS, search_reports
+from query.reports.search import search_reports
 from query.reports.text import (
     COLLECTION,
     LOWER_CHANGES_LENGTH,
@@ -60,10 +58,7 @@ from query.reports.text import (
 
 __all__ = [
     "COLLECTION",
-    "DEFAULT_LISTED",
     "LOWER_CHANGES_LENGTH",
-    "MAX_LISTED",
-    "MAX_RESULTS",
     "CommandReports",
     "Match",
     "Report",

@@ -12,26 +12,26 @@ from indexer.config import Settings
 from indexer.files import SkipFile, inside, read_file
 from indexer.sources.base import is_hidden
 from indexer.sources.reports import date_from_name
-from query import budget, paging, parts
-from query.args import check_name, check_range
+from query import budget, paging, parts, tools
+from query.args import check_name
 from query.context import QueryContext
 from query.errors import ErrorCode, TroveError
 from query.indexes import source_folder
 from query.reports.models import CommandReports, Report, ReportInfo
 from query.reports.text import COLLECTION, iso_date, report_link
 
-MAX_LISTED = 1000
-DEFAULT_LISTED = 50
-
 
 def list_command_reports(
-    ctx: QueryContext, command_name: str, max_results: int = DEFAULT_LISTED, offset: int = 0
+    ctx: QueryContext,
+    command_name: str,
+    max_results: int = tools.LIST_REPORTS_RESULTS.default,
+    offset: int = 0,
 ) -> CommandReports:
     """A command's reports, newest first (by the file-name date; undated last); the page
     from report ``offset`` on."""
     command = check_name(command_name, "command_name", "INVALID_COMMAND_FILTER", command=True)
-    check_range(max_results, "max_results", 1, MAX_LISTED)
-    offset = check_range(offset, "offset", 0, None)
+    tools.LIST_REPORTS_RESULTS.check(max_results)
+    offset = tools.LIST_OFFSET.check(offset)
     root = reports_root(ctx.settings)
     folder = command_dir(root, command, "NOT_FOUND")
     root_real = os.path.realpath(root)
@@ -74,7 +74,12 @@ def list_command_reports(
         next_offset=more,
         freshness=ctx.watcher.freshness(COLLECTION, listed),
     )
-    budget.fit_page(listing, "reports", offset, budget.limit_for(max_results == DEFAULT_LISTED))
+    budget.fit_page(
+        listing,
+        "reports",
+        offset,
+        budget.limit_for(max_results == tools.LIST_REPORTS_RESULTS.default),
+    )
     return listing
 
 

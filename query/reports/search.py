@@ -8,8 +8,8 @@ from typing import NamedTuple
 from indexer.config import Settings
 from indexer.engine.base import Snapshot
 from indexer.sources.reports import date_from_name
-from query import budget, paging
-from query.args import check_name, check_query, check_range
+from query import budget, paging, tools
+from query.args import check_name, check_query
 from query.citations import heading_above, line_of
 from query.context import QueryContext
 from query.forgiving import Ladder, content_weights, content_words, corrected_query, forgive, is_cjk
@@ -32,14 +32,12 @@ from query.reports.text import (
     report_link,
 )
 
-MAX_RESULTS = 100
-
 
 def search_reports(
     ctx: QueryContext,
     query: str,
     command_filter: str | None = None,
-    max_results: int = paging.DEFAULT_RESULTS,
+    max_results: int = tools.SEARCH_REPORTS_RESULTS.default,
     offset: int = 0,
 ) -> SearchReportsResult:
     """Reports holding the query (case-insensitive), most occurrences first, then newest;
@@ -49,8 +47,8 @@ def search_reports(
         command_filter = check_name(
             command_filter, "command_filter", "INVALID_COMMAND_FILTER", command=True
         )
-    check_range(max_results, "max_results", 1, MAX_RESULTS)
-    offset = paging.check_offset(offset, max_results)
+    tools.SEARCH_REPORTS_RESULTS.check(max_results)
+    offset = tools.check_offset(offset, max_results)
     n = paging.window(offset, max_results)
     root = reports_root(ctx.settings)
     if command_filter is not None:
@@ -102,7 +100,10 @@ def search_reports(
         freshness=fresh,
     )
     budget.fit_page(
-        answered, "results", offset, budget.limit_for(max_results == paging.DEFAULT_RESULTS)
+        answered,
+        "results",
+        offset,
+        budget.limit_for(max_results == tools.SEARCH_REPORTS_RESULTS.default),
     )
     return answered
 

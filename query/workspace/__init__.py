@@ -46,7 +46,6 @@ from query.workspace.limits import (
     LINES_PER_CONVERSATION,
     MAX_EXPANSION,
     MAX_FILES_READ,
-    MAX_RESULTS,
     MAX_WORDS,
     TEXT_CACHE_CHARS,
 )
@@ -61,7 +60,6 @@ __all__ = [
     "LINES_PER_CONVERSATION",
     "MAX_EXPANSION",
     "MAX_FILES_READ",
-    "MAX_RESULTS",
     "MAX_WORDS",
     "TEXT_CACHE_CHARS",
     "Conversation",

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from query import budget, forgiving, paging
-from query.args import check_query, check_range
+from query import budget, forgiving, paging, tools
+from query.args import check_query
 from query.citations import heading_of_line
 from query.context import QueryContext
 from query.errors import TroveError
@@ -29,7 +29,7 @@ def search_workspace(
     ctx: QueryContext,
     query: str,
     date_range: str | None = None,
-    max_results: int = paging.DEFAULT_RESULTS,
+    max_results: int = tools.SEARCH_WORKSPACE_RESULTS.default,
     offset: int = 0,
 ) -> WorkspaceSearchResponse:
     """Conversation lines that match ``query``, best first, from the first tier that finds
@@ -47,8 +47,8 @@ def search_workspace(
             "INVALID_QUERY", "query spans several lines; search_workspace matches within one line"
         )
     dr = check_date_range(date_range)
-    check_range(max_results, "max_results", 1, limits.MAX_RESULTS)
-    offset = paging.check_offset(offset, max_results)
+    tools.SEARCH_WORKSPACE_RESULTS.check(max_results)
+    offset = tools.check_offset(offset, max_results)
     root = source_folder(ctx.settings, COLLECTION)
     view = View(ctx, root, dr, offset, max_results)
     exact = exact_lines(view, literal, view.window)
@@ -57,7 +57,10 @@ def search_workspace(
     else:
         answer = _forgive(view, literal, view.window)
     budget.fit_page(
-        answer, "results", offset, budget.limit_for(max_results == paging.DEFAULT_RESULTS)
+        answer,
+        "results",
+        offset,
+        budget.limit_for(max_results == tools.SEARCH_WORKSPACE_RESULTS.default),
     )
     return answer
 
