@@ -320,7 +320,7 @@ def search_reports(
                     "reports.words_by_length", Derived()
                 )
                 by_length = words_memo.get(snapshot.stamp, lambda: tiers.words_by_length(segments))
-                fixes = tiers.corrections(by_length, unknown)
+                fixes = tiers.corrections(by_length, unknown, tiers.neighbours(ctx.memo, segments))
             suggestions = list(dict.fromkeys(chain.from_iterable(fixes.values())))
             if any(fixes.values()):
                 corrected = _corrected(q, {w: c[0] for w, c in fixes.items() if c})

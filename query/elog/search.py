@@ -14,7 +14,14 @@ from typing import Any
 from query import budget, paging
 from query.args import check_query, check_range
 from query.context import QueryContext
-from query.elog.caches import DocTable, ElogCache, doc_table, elog_cache, indexed_words
+from query.elog.caches import (
+    DocTable,
+    ElogCache,
+    doc_table,
+    elog_cache,
+    indexed_neighbours,
+    indexed_words,
+)
 from query.elog.dates import Bound, check_dates
 from query.elog.filters import selected
 from query.elog.index_access import ElogIndex, open_index
@@ -24,6 +31,7 @@ from query.elog.regex_search import compile_regex, is_regex, regex_hits
 from query.elog.snippets import snippet
 from query.elog.text_query import ENTRY_FIELD, TextQuery, text_query
 from query.forgiving import FEW_WORDS, closest
+from query.neighbours import closest_near
 from query.rerank import (
     Candidate,
     LexicalReranker,
@@ -275,7 +283,10 @@ def _forgive(index: ElogIndex, cache: ElogCache, tq: TextQuery, text: str) -> Pl
         if _word_docs(index, cache, s):
             words.append(word)
             continue
-        close = closest(word, indexed_words(index, cache))
+        # In code point order, as ``indexed_words`` holds them.
+        close = closest_near(word, indexed_neighbours(index, cache), str)
+        if close is None:  # the pool may be cut at MAX_CANDIDATES: as the scan cuts it
+            close = closest(word, indexed_words(index, cache))
         suggestions += [c for c in close if c not in suggestions]
         if close:
             replaced[word] = close[0]
