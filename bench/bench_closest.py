@@ -4,6 +4,7 @@ two trees' code on the same index.
 
     python bench/bench_closest.py CORPUS_DIR [--kinds question,word,keywords] [--queries 60]
                                   [--seed 1] [--rounds 1]
+    python bench/bench_closest.py --lexicon 300000 [--seed 1]
 
 CORPUS_DIR holds a trove.toml over an index already built (bench/gen_corpus.py's, for
 example /work/bench/c100k): nothing is built, reconciled or written. Run it with each
@@ -11,12 +12,18 @@ tree's code on the path (``cd TREE && PYTHONPATH=$PWD python .../bench_closest.p
 interleave the runs; the machine moves every figure. Prints p50 / p95 ms per kind, the
 process's RSS after the first query and at the end, and, where the tree has them, what
 the segments' Neighbours (query/neighbours.py) cost to make and keep.
+
+With ``--lexicon N``: no index, but N made-up words of 3-20 letters in two segments'
+lexicons (a lexicon as large as a million real reports may hold; the generated corpus
+has 3,300 words of letters), and the correction of 200 misspellings of them timed both
+ways: report_tiers.corrections scanning, and from the Neighbours (made first, timed).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import random
 import sys
 import time
 from pathlib import Path
@@ -32,14 +39,73 @@ from query.context import QueryContext
 from query.reports import search_reports
 
 
+def lexicon_only(size: int, seed: int) -> list[str]:
+    from indexer.engine.lexicon import Lexicon
+    from query import report_tiers
+    from query.neighbours import Neighbours
+
+    rng = random.Random(seed)
+    letters = "etaoinshrdlucmfwypvbgkjqxz"
+
+    def word() -> str:
+        n = min(20, max(3, int(rng.gauss(8, 2.5))))
+        return "".join(rng.choice(letters[: rng.randint(12, 26)]) for _ in range(n))
+
+    words = sorted({word() for _ in range(size)})
+    halves = [sorted(rng.sample(words, len(words) * 2 // 3)) for _ in range(2)]
+    lexicons = [Lexicon(h, [1] * len(h)) for h in halves]
+
+    class Segment:  # what words_by_length reads of a segment
+        def __init__(self, lex: Lexicon) -> None:
+            self.lex = lex
+
+        def lexicon(self) -> Lexicon:
+            return self.lex
+
+    by_length = report_tiers.words_by_length([Segment(x) for x in lexicons])  # type: ignore[misc]
+    rss = psutil.Process().memory_info().rss
+    started = time.perf_counter()
+    near = [Neighbours(x) for x in lexicons]
+    build_ms = (time.perf_counter() - started) * 1000
+    grown = psutil.Process().memory_info().rss - rss
+    queries = []
+    for _ in range(200):
+        w = list(rng.choice(words))
+        i = rng.randrange(len(w) - 1)
+        w[i], w[i + 1] = w[i + 1], w[i]
+        queries.append("".join(w))
+    fix = report_tiers.corrections
+    scan = [timed(functools.partial(fix, by_length, [q]))[0] for q in queries]
+    look = [timed(functools.partial(fix, by_length, [q], near))[0] for q in queries]
+    same = sum(
+        report_tiers.corrections(by_length, [q]) == report_tiers.corrections(by_length, [q], near)
+        for q in queries
+    )
+    made = (
+        f"{len(words)} words, {sum(map(len, halves))} in two lexicons: Neighbours made in "
+        f"{build_ms:.0f} ms, {sum(n.nbytes for n in near) / 2**20:.0f} MB "
+        f"(RSS +{grown / 2**20:.0f} MB), covering words up to {min(n.covered for n in near)} "
+        "letters"
+    )
+    return [
+        made,
+        f"scan   p50 {p50(scan):6.2f}  p95 {p95(scan):6.2f} ms a word",
+        f"lookup p50 {p50(look):6.2f}  p95 {p95(look):6.2f} ms a word; {same}/200 the same",
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("corpus", type=Path)
+    parser.add_argument("corpus", type=Path, nargs="?")
+    parser.add_argument("--lexicon", type=int, help="made-up words instead of a corpus")
     parser.add_argument("--kinds", default="question,word,keywords")
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=1, help="times each query list runs")
     args = parser.parse_args(argv)
+    if args.lexicon:
+        print("\n".join(lexicon_only(args.lexicon, args.seed)), flush=True)
+        return 0
     settings = load_settings(args.corpus / "trove.toml")
     root = settings.source_root("reports")
     assert root is not None

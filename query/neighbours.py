@@ -39,10 +39,10 @@ words of the lengths compared could be more than MAX_CANDIDATES.
 
 from __future__ import annotations
 
-from array import array
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache, partial
-from itertools import combinations
+from itertools import chain, combinations
 from math import ceil
 from typing import Any, overload
 
@@ -58,8 +58,8 @@ from query.indexes import PerSegment
 # up to 299 strings within 3 deletions, one of 16 up to 2,517 within 4): their lengths
 # are scanned.
 MAX_INDEXED_LENGTH = 12
-# At most this many neighbour hashes per lexicon (12 bytes each: 48 MB); lengths are
-# covered shortest first while they fit, the others scanned.
+# At most this many neighbour hashes per lexicon (8 bytes each with the word's number:
+# 32 MB); lengths are covered shortest first while they fit, the others scanned.
 MAX_ENTRIES = 4_000_000
 # The scan compares a word with the indexed words this many letters shorter or longer.
 SPREAD = 2
@@ -119,11 +119,14 @@ def _weights(length: int, deletions: int) -> npt.NDArray[np.uint64]:
     return np.array(columns, dtype=np.uint64).T
 
 
-def _hashes(words: list[str], length: int, deletions: int) -> npt.NDArray[np.uint64]:
-    """Per word (all of ``length`` letters), the hashes of its neighbours: (words, k)."""
+def _hashes(words: list[str], length: int, deletions: int) -> npt.NDArray[np.uint32]:
+    """Per word (all of ``length`` letters), the hashes of its neighbours: (words, k), the
+    high 32 bits of each polynomial (a word that shares them by chance is one more
+    candidate)."""
     codes = np.frombuffer("".join(words).encode("utf-32-le"), dtype=np.uint32)
     with np.errstate(over="ignore"):
-        return codes.reshape(len(words), length).astype(np.uint64) @ _weights(length, deletions)
+        full = codes.reshape(len(words), length).astype(np.uint64) @ _weights(length, deletions)
+    return (full >> np.uint64(32)).astype(np.uint32)
 
 
 class Neighbours:
@@ -154,7 +157,7 @@ class Neighbours:
                 break
             entries += size
             self.covered = m
-        keys = [np.array([], dtype=np.uint64)]
+        keys = [np.array([], dtype=np.uint32)]
         ids = [np.array([], dtype=np.uint32)]
         for m, ks in by_length.items():
             if kept_deletions(m) >= 0 and m <= self.covered:
@@ -165,14 +168,17 @@ class Neighbours:
         order = np.argsort(all_keys)
         self._keys = all_keys[order]
         self._ids = np.concatenate(ids)[order]
-        self._listed = {m: array("I", ks) for m, ks in by_length.items() if m > self.covered}
+        # Those of the lengths not covered (long words, few), scored by rapidfuzz in C.
+        self._listed = {
+            m: [terms[k] for k in ks] for m, ks in by_length.items() if m > self.covered
+        }
 
     @property
     def nbytes(self) -> int:
         return (
             self._keys.nbytes
             + self._ids.nbytes
-            + sum(a.itemsize * len(a) for a in self._listed.values())
+            + sum(map(sys.getsizeof, chain.from_iterable(self._listed.values())))
         )
 
     def count(self, low: int, high: int) -> int:
@@ -196,10 +202,13 @@ class Neighbours:
                 starts[starts < ends].tolist(), ends[starts < ends].tolist(), strict=True
             ):
                 found.update(self._ids[a:b].tolist())
-        term = self.lexicon.term
-        near = [t for t in map(term, found) if low <= len(t) <= high]
+        near = [t for t in map(self.lexicon.term, found) if low <= len(t) <= high]
         for m in range(max(low, self.covered + 1), high + 1):
-            near.extend(map(term, self._listed.get(m, ())))
+            listed = self._listed.get(m, [])
+            accepted = process.extract(
+                word, listed, scorer=fuzz.ratio, limit=None, score_cutoff=MIN_SIMILARITY
+            )
+            near.extend(t for t, _, _ in accepted)
         return near
 
 
