@@ -13,7 +13,14 @@ from typing import Any
 from query import budget, paging, tools
 from query.args import check_query
 from query.context import QueryContext
-from query.elog.caches import DocTable, ElogCache, doc_table, elog_cache, indexed_words
+from query.elog.caches import (
+    DocTable,
+    ElogCache,
+    doc_table,
+    elog_cache,
+    indexed_neighbours,
+    indexed_words,
+)
 from query.elog.dates import Bound, check_dates
 from query.elog.filters import selected
 from query.elog.index_access import ElogIndex, open_index
@@ -23,6 +30,7 @@ from query.elog.regex_search import compile_regex, is_regex, regex_hits
 from query.elog.snippets import snippet
 from query.elog.text_query import ENTRY_FIELD, TextQuery, text_query
 from query.forgiving import FEW_WORDS, Ladder, closest, corrected_query, forgive
+from query.neighbours import closest_near
 from query.rerank import (
     Candidate,
     LexicalReranker,
@@ -146,7 +154,7 @@ def search_elog(
         ladder: Ladder[TextQuery, _Counted] = Ladder(
             related=related,
             unknown=lambda words: [w for w in words if not _word_docs(index, cache, stems[w])],
-            closest=lambda unknown: {w: closest(w, indexed_words(index, cache)) for w in unknown},
+            closest=lambda unknown: {w: _closest_words(index, cache, w) for w in unknown},
             correct=lambda query, replaced, dropped: query.with_words(
                 [replaced.get(w, w) for w in query.words if w not in dropped]
             ),
@@ -282,6 +290,13 @@ def _counted(
         if counts:
             return _Counted(loose, counts, unquoted=True)
     return None
+
+
+def _closest_words(index: ElogIndex, cache: ElogCache, word: str) -> list[str]:
+    """The indexed words closest to ``word``, best first, from their neighbourhoods (the
+    scan of ``indexed_words`` when the pool may be cut at MAX_CANDIDATES, as it cuts it)."""
+    close = closest_near(word, indexed_neighbours(index, cache), str)  # code point order
+    return close if close is not None else closest(word, indexed_words(index, cache))
 
 
 def _corrections(replaced: dict[str, str], dropped: list[str], words_left: bool) -> str | None:

@@ -67,7 +67,7 @@ def search_reports(
                 "reports.words_by_length", Derived()
             )
             by_length = memo.get(snapshot.stamp, lambda: tiers.words_by_length(segments))
-            return tiers.corrections(by_length, unknown)
+            return tiers.corrections(by_length, unknown, tiers.neighbours(ctx.memo, segments))
 
         ladder: Ladder[str, _Tier] = Ladder(
             as_written=lambda text: _exact_or_words(segments, text.lower(), command_filter, n),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from query import budget, forgiving, paging, tools
+from query import budget, forgiving, neighbours, paging, tools
 from query.args import check_query
 from query.citations import heading_of_line
 from query.context import QueryContext
@@ -197,6 +197,12 @@ def _closest(view: View, unknown: list[str]) -> dict[str, list[str]]:
     if not unknown:
         return found
     with view.snapshot() as segments:
+        near = [seg.near(segment) for segment, seg in segments]
+        first = neighbours.first_holder(near)
+
+        def order(term: str) -> tuple[int, int, str]:  # the order of the pool below
+            return first(term), len(term), term
+
         for word in unknown:
             n = len(word)
             if (
@@ -206,12 +212,15 @@ def _closest(view: View, unknown: list[str]) -> dict[str, list[str]]:
             ):
                 found[word] = []
                 continue
-            pool = dict.fromkeys(
-                term
-                for segment, seg in segments
-                for term in seg.words_of_length(segment, n - 2, n + 2)
-            )
-            found[word] = forgiving.closest(word, pool)
+            close = neighbours.closest_near(word, near, order)
+            if close is None:  # the pool may be cut at MAX_CANDIDATES: as the scan cuts it
+                pool = dict.fromkeys(
+                    term
+                    for segment, seg in segments
+                    for term in seg.words_of_length(segment, n - 2, n + 2)
+                )
+                close = forgiving.closest(word, pool)
+            found[word] = close
     return found
 
 
