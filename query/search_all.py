@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from query import budget, paging, tools
+from query import paging, tools
 from query.args import check_query
 from query.commands import search_commands
 from query.context import QueryContext
@@ -143,9 +143,7 @@ def search(
         next_offset=more,
         freshness=combined(read),
     )
-    budget.fit_page(
-        answer, "hits", offset, budget.limit_for(max_results == tools.SEARCH_RESULTS.default)
-    )
+    tools.SEARCH_RESULTS.fit(answer, "hits", offset, max_results)
     return answer
 
 
