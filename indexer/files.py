@@ -184,3 +184,12 @@ def read_file(root: Path, rel: str, max_bytes: int) -> FileData:
         size=st.st_size,
         truncated=st.st_size > len(data),
     )
+
+
+def folder_id(path: Path) -> tuple[int, int] | None:
+    """A folder's identity (device, inode), or None if ``path`` is not a folder."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
