@@ -6,20 +6,26 @@ zoekt::
 
     klystron "beam loss" -pac OR modulator in:elog since:2025-10 category:"Beam loss"
 
-Grammar (the query is read once, left to right; ``space`` is any Unicode whitespace)::
+Grammar (read once, left to right; ``space`` is any Unicode whitespace, ``run`` one or
+more characters that are neither space nor a quote; the first alternative that fits wins)::
 
-    query      = [ term { term } ]
-    term       = space | quoted | run                   (a run never holds space or a quote)
-    run        = "OR" | exclusion | filter | word
-    exclusion  = "-" word                               (word not starting with "-")
-               | "-" quoted                             (the quote right after the "-")
-    filter     = key ":" value
+    query      = { space | term }
+    term       = phrase | "OR" | exclusion | filter | word
+    phrase     = quoted
+    exclusion  = "-" quoted | "-" run                   (the run not starting with "-")
+    filter     = key ":" ( quoted | run )
     key        = "in" | "command" | "since" | "until" | "category" | "system" | "domain"
-    value      = run-text | quoted                      (the quote right after the ":")
+                                                        (in any case)
+    word       = run                                    ("-" alone is refused)
     quoted     = quote { any character but a quote } quote
-    quote      = '"' | "\u201c" | "\u201d"             (straight or curly, either way round)
-    in-value   = collection { "," collection }         (reports, commands, conversations, elog)
-    date       = YYYY "-" MM "-" DD | YYYY "-" MM | YYYY
+    quote      = '"' | "\u201c" | "\u201d"              (straight or curly, either way round)
+    in value   = collection { "," collection }          (reports, commands, conversations, elog)
+    date value = YYYY "-" MM "-" DD | YYYY "-" MM | YYYY
+
+A run ends at a space or a quote, so a quote always starts or ends a term: text right
+after a closing quote is the next term (``"a b"c`` is ``"a b" c``), and a quote right
+after a run starts a phrase (``x"a b"`` is ``x "a b"``), except after ``-`` or ``key:``,
+whose quoted phrase or value it opens.
 
 Meaning:
 
@@ -33,8 +39,8 @@ Meaning:
   (``in:reports,elog``): any of them. Every other filter takes one value; given twice,
   the values must agree (category, system and domain in any case, as the ELOG matches
   them).
-- A quoted phrase or value has its runs of spaces made single, and ends its term: text
-  right after the closing quote starts the next term (``"a b"c`` is ``"a b" c``).
+- A quoted phrase or value has its runs of spaces made single and its ends stripped; there
+  is no escape: a quote cannot be searched for.
 
 Lenient (read as words, not refused):
 
@@ -283,11 +289,8 @@ class _Reader:
             if space:
                 at = space.end()
             elif query[at] in QUOTES:
-                phrase, end = self.quoted(at, at)
-                if not phrase:
-                    self.fail(at, end, "an empty phrase: put words between the quotes")
+                phrase, at = self.phrase(at, at)
                 self.add_term(Term(phrase, phrase=True))
-                at = end
             else:
                 run = _RUN.match(query, at)
                 assert run is not None  # neither a space nor a quote starts a run
@@ -301,6 +304,13 @@ class _Reader:
         if close is None:
             self.fail(start, len(self.query), "the quote is not closed: add the closing quote")
         return " ".join(self.query[quote + 1 : close.start()].split()), close.end()
+
+    def phrase(self, start: int, quote: int) -> tuple[str, int]:
+        """``quoted``, refused if it holds no word."""
+        phrase, end = self.quoted(start, quote)
+        if not phrase:
+            self.fail(start, end, "an empty phrase: put words between the quotes")
+        return phrase, end
 
     def run(self, run: str, start: int, end: int) -> int:
         """Reads the term that begins with ``run``; where it ends."""
@@ -339,9 +349,7 @@ class _Reader:
 
     def exclusion(self, rest: str, start: int, end: int) -> int:
         if not rest and end < len(self.query) and self.query[end] in QUOTES:
-            phrase, end = self.quoted(start, end)
-            if not phrase:
-                self.fail(start, end, "an empty phrase: put words between the quotes")
+            phrase, end = self.phrase(start, end)
             self.excluded_phrases.setdefault(phrase.casefold(), phrase)
             return end
         if not rest:
