@@ -10,10 +10,20 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from indexer.sources.base import CJK_CHARS as INDEXED_CJK_CHARS
 from query.args import MAX_QUERY_CHARS, check_query
 from query.errors import TroveError
 from query.search_all import COLLECTIONS as SEARCHED_COLLECTIONS
-from query.syntax import COLLECTIONS, FILTER_KEYS, Clause, Parsed, Term, holds_phrases, parse
+from query.syntax import (
+    CJK_CHARS,
+    COLLECTIONS,
+    FILTER_KEYS,
+    Clause,
+    Parsed,
+    Term,
+    holds_phrases,
+    parse,
+)
 
 # The conftest's autouse fixtures (HOME in tmp_path, no thread left) hold for the whole
 # test: sharing them between examples is what they are for.
@@ -127,8 +137,9 @@ def test_each_operator_is_read_as_documented(query: str, expected: Parsed) -> No
     assert parse(query) == expected
 
 
-def test_the_collections_are_those_search_searches() -> None:
+def test_the_collections_and_cjk_blocks_are_those_of_the_searches_and_the_indexer() -> None:
     assert COLLECTIONS == SEARCHED_COLLECTIONS
+    assert CJK_CHARS == INDEXED_CJK_CHARS
 
 
 def test_a_query_of_filters_or_exclusions_alone_is_read_when_words_are_not_required() -> None:
