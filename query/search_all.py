@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import date
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -28,11 +27,10 @@ from query.elog import ElogHit, search_elog
 from query.errors import TroveError
 from query.freshness import Freshness, combined
 from query.reports import ReportHit, search_reports
+from query.syntax import COLLECTIONS, Collection
 from query.workspace import search_workspace
 
 RRF_K = 60
-Collection = Literal["reports", "commands", "conversations", "elog"]
-COLLECTIONS: tuple[Collection, ...] = ("reports", "commands", "conversations", "elog")
 
 
 class Hit(BaseModel):

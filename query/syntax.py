@@ -80,12 +80,14 @@ import re
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
-from typing import NoReturn
+from typing import Literal, NoReturn
 
+from indexer.sources.base import CJK_CHARS
 from query.args import check_name
 from query.errors import TroveError
 
-COLLECTIONS = ("reports", "commands", "conversations", "elog")
+Collection = Literal["reports", "commands", "conversations", "elog"]
+COLLECTIONS: tuple[Collection, ...] = ("reports", "commands", "conversations", "elog")
 ELOG_FILTERS = ("category", "system", "domain")
 FILTER_KEYS = ("in", "command", "since", "until", *ELOG_FILTERS)
 # How to write each filter, for the messages.
@@ -97,8 +99,6 @@ FILTER_FORMS = {
     **{key: f'{key}:VALUE or {key}:"two words"' for key in ELOG_FILTERS},
 }
 QUOTES = '"\u201c\u201d'
-# Blocks of the scripts written without spaces between words (the indexer's CJK blocks).
-CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 OR_HINT = "OR goes between two words or phrases, as in: klystron OR modulator"
 SEARCH_HINT = 'add a word or "a phrase" to search for'
 # A term longer than this is cut in a message.

@@ -10,12 +10,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from indexer.sources.base import CJK_CHARS as INDEXED_CJK_CHARS
 from query.args import MAX_QUERY_CHARS, check_query
 from query.errors import TroveError
-from query.search_all import COLLECTIONS as SEARCHED_COLLECTIONS
 from query.syntax import (
-    CJK_CHARS,
     COLLECTIONS,
     FILTER_KEYS,
     Clause,
@@ -135,11 +132,6 @@ READINGS = [
 @pytest.mark.parametrize(("query", "expected"), READINGS, ids=[q for q, _ in READINGS])
 def test_each_operator_is_read_as_documented(query: str, expected: Parsed) -> None:
     assert parse(query) == expected
-
-
-def test_the_collections_and_cjk_blocks_are_those_of_the_searches_and_the_indexer() -> None:
-    assert COLLECTIONS == SEARCHED_COLLECTIONS
-    assert CJK_CHARS == INDEXED_CJK_CHARS
 
 
 def test_a_query_of_filters_or_exclusions_alone_is_read_when_words_are_not_required() -> None:
