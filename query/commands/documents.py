@@ -51,11 +51,7 @@ def get_command(
         description=doc["description"],
         tags=_as_tags(meta.get("tags")),
         frontmatter=meta,
-        content="",
-        start_line=first,
-        end_line=first - 1,
-        total_lines=0,
-        next_offset=None,
+        **parts.unfilled(first),
         path=str(path),
         is_dependency=doc["is_dependency"],
     )

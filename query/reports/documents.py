@@ -117,11 +117,7 @@ def get_report(
         date=iso_date(date_from_name(name)),
         path=str(path),
         link=report_link(ctx.settings, command, name, path),
-        content="",
-        start_line=first,
-        end_line=first - 1,
-        total_lines=0,
-        next_offset=None,
+        **parts.unfilled(first),
         size=data.size,
         truncated=data.truncated,
     )
