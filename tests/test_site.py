@@ -245,9 +245,16 @@ def test_a_bad_search_is_a_readable_message_with_http_400(
     assert 'role="alert"' in page.text and code in page.text
 
 
-def test_the_search_page_escapes_the_query_it_shows(client: TestClient) -> None:
-    page = client.get("/", params={"q": '"><script>window.__pwned=1</script>'})
-    assert page.status_code == 200
+@pytest.mark.parametrize(
+    ("query", "status"),
+    [("'><script>window.__pwned=1</script>", 200), ('"><script>window.__pwned=1</script>', 400)],
+    ids=["answered", "an unclosed quote"],
+)
+def test_the_search_page_escapes_the_query_it_shows(
+    client: TestClient, query: str, status: int
+) -> None:
+    page = client.get("/", params={"q": query})
+    assert page.status_code == status
     assert "<script>window" not in page.text
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page.text
     no_live_script(page.text)
