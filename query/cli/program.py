@@ -150,6 +150,21 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
+def _model(found: Any) -> Any:
+    return found.model_dump()
+
+
+def answer(
+    found: T, as_json: bool, show: Callable[[T], None], data: Callable[[T], Any] = _model
+) -> None:
+    """How every command answers: under --json, ``data(found)`` (the answer's model) as
+    JSON on stdout; else ``show(found)``, the view for people."""
+    if as_json:
+        print_json(data(found))
+    else:
+        show(found)
+
+
 def _show_version(value: bool) -> None:
     if value:
         sys.stdout.write(f"trove {trove_version()}\n")
@@ -244,12 +259,17 @@ def reindex(
             bar.update(tasks[name], completed=done, total=total)
 
         summaries = run(lambda: do_reindex(cfg, names, full=full, progress=progress))
-    failed = [s for s in summaries if s.error]
-    if as_json:
-        print_json([s.as_dict() for s in summaries])
-        if failed:
-            raise typer.Exit(1)
-        return
+    answer(
+        summaries,
+        as_json,
+        lambda found: _show_reindex(found, full),
+        lambda found: [s.as_dict() for s in found],
+    )
+    if any(s.error for s in summaries):
+        raise typer.Exit(1)
+
+
+def _show_reindex(summaries: list[Any], full: bool) -> None:
     table = Table(title="trove reindex" + (" --full" if full else ""))
     for col in ("collection", "added", "updated", "deleted", "unchanged", "skipped", "seconds"):
         table.add_column(col, justify="left" if col == "collection" else "right")
@@ -272,10 +292,9 @@ def reindex(
             out.print(f"  {s.collection}: skipped {count} ({reason})", markup=False)
         for warning in s.warnings:
             out.print(f"  {s.collection}: {warning}", markup=False)
-    for s in failed:
-        err.print(f"trove: {s.collection}: {s.error}", markup=False)
-    if failed:
-        raise typer.Exit(1)
+    for s in summaries:
+        if s.error:
+            err.print(f"trove: {s.collection}: {s.error}", markup=False)
 
 
 def _folder_option(name: str, what: str) -> Any:
@@ -387,15 +406,17 @@ def status(
 ) -> None:
     """Documents per collection, index size, last update, and the watcher that keeps the
     index fresh: which process, how it watches each collection and why, its catch-up."""
-    from indexer.status import all_status, read_watcher_status, watch_lines, watcher_line
+    from indexer.status import all_status, read_watcher_status
     from indexer.status import as_json as status_json
 
     cfg = settings()
-    statuses = run(lambda: all_status(cfg))
-    watcher = read_watcher_status(cfg)
-    if as_json:
-        print_json(status_json(statuses, watcher))
-        return
+    found = (run(lambda: all_status(cfg)), read_watcher_status(cfg))
+    answer(found, as_json, lambda f: _show_status(cfg, *f), lambda f: status_json(*f))
+
+
+def _show_status(cfg: Settings, statuses: list[Any], watcher: Any) -> None:
+    from indexer.status import watch_lines, watcher_line
+
     # Text, not markup: a folder's path may hold brackets.
     table = Table(title=Text(f"trove status ({cfg.index_dir})"))
     for col in ("collection", "documents", "index size", "last update", "source"):
@@ -449,7 +470,7 @@ def search_web_command(
     from query.web import search_web
 
     cfg = settings()
-    answer = run(
+    found = run(
         lambda: search_web(
             cfg,
             query,
@@ -460,15 +481,16 @@ def search_web_command(
             pageno=page,
         )
     )
-    if as_json:
-        print_json(answer.model_dump())
-        return
+    answer(found, as_json, _show_web)
+
+
+def _show_web(found: Any) -> None:
     shown = printer()
-    if not answer.results:
-        shown.note(f"no web results for {answer.query!r}")
+    if not found.results:
+        shown.note(f"no web results for {found.query!r}")
         return
     shown.rows(
-        f"web: {answer.query} ({answer.total} results)",
+        f"web: {found.query} ({found.total} results)",
         [
             Column("#", right=True),
             Column("score", right=True),
@@ -478,7 +500,7 @@ def search_web_command(
         ],
         [
             [str(n), "-" if r.score is None else f"{r.score:.2f}", r.engine, r.title, r.url]
-            for n, r in enumerate(answer.results, 1)
+            for n, r in enumerate(found.results, 1)
         ],
     )
 
@@ -502,17 +524,18 @@ def search_commands_command(
     """Find the command for a job: by file name, by content, by the reports it produced."""
     from query.commands import search_commands
 
-    answer = ask(lambda ctx: search_commands(ctx, query, max_results, offset))
-    if as_json:
-        print_json(answer.model_dump())
-        return
+    found = ask(lambda ctx: search_commands(ctx, query, max_results, offset))
+    answer(found, as_json, lambda f: _show_commands(f, query))
+
+
+def _show_commands(found: Any, query: str) -> None:
     shown = printer()
-    shown.freshness(answer.freshness, answer.results)
-    if not answer.results:
+    shown.freshness(found.freshness, found.results)
+    if not found.results:
         shown.note(f"no command matches {query!r}")
         return
     shown.rows(
-        f"commands for {query!r}: {answer.total_found} found in {answer.search_time_ms:.0f} ms",
+        f"commands for {query!r}: {found.total_found} found in {found.search_time_ms:.0f} ms",
         [
             Column("score", right=True),
             Column("tier"),
@@ -522,10 +545,10 @@ def search_commands_command(
         ],
         [
             [f"{r.score:.2f}", r.tier, r.name + _stale(r), r.description, r.match_reason]
-            for r in answer.results
+            for r in found.results
         ],
     )
-    shown.more(answer.next_offset)
+    shown.more(found.next_offset)
 
 
 @search_app.command("conversations")
@@ -563,21 +586,22 @@ def search_workspace_command(
     `trove search conversations` is the same command."""
     from query.workspace import search_workspace
 
-    answer = ask(lambda ctx: search_workspace(ctx, query, date_range, max_results, offset))
-    if as_json:
-        print_json(answer.model_dump())
-        return
+    found = ask(lambda ctx: search_workspace(ctx, query, date_range, max_results, offset))
+    answer(found, as_json, lambda f: _show_workspace(f, query))
+
+
+def _show_workspace(found: Any, query: str) -> None:
     shown = printer()
-    shown.freshness(answer.freshness, answer.results)
-    if not answer.results:
+    shown.freshness(found.freshness, found.results)
+    if not found.results:
         shown.note(f"no conversation line holds {query!r}")
-        if answer.note:
-            shown.note(answer.note)
+        if found.note:
+            shown.note(found.note)
         return
-    if answer.note:
-        shown.note(answer.note)
+    if found.note:
+        shown.note(found.note)
     rows = []
-    for r in answer.results:
+    for r in found.results:
         # The whole path when piped (for the next command), the file in its folder else.
         where = r.path if shown.shape == "tsv" else r.path.rsplit(f"/{r.conversation}/", 1)[-1]
         more = f" (+{r.conversation_hits - 1})" if r.conversation_hits > 1 else ""
@@ -585,7 +609,7 @@ def search_workspace_command(
             [r.date, r.conversation + more, f"{where}:{r.line}{_stale(r)}", r.match, r.excerpt]
         )
     shown.rows(
-        f"conversations: {query!r}, {answer.total_found} lines ({len(rows)} shown)",
+        f"conversations: {query!r}, {found.total_found} lines ({len(rows)} shown)",
         [
             Column("date"),
             Column("conversation", fold=True),
@@ -595,7 +619,7 @@ def search_workspace_command(
         ],
         rows,
     )
-    shown.more(answer.next_offset)
+    shown.more(found.next_offset)
 
 
 @search_app.command("all")
@@ -632,20 +656,21 @@ def search_all_command(
     ranking, fused by reciprocal rank."""
     from query.search_all import search
 
-    answer = ask(lambda ctx: search(ctx, query, collection, since, until, max_results, offset))
-    if as_json:
-        print_json(answer.model_dump())
-        return
+    found = ask(lambda ctx: search(ctx, query, collection, since, until, max_results, offset))
+    answer(found, as_json, lambda f: _show_all(f, query))
+
+
+def _show_all(found: Any, query: str) -> None:
     shown = printer()
-    shown.freshness(answer.freshness, answer.hits)
-    if answer.note:
-        shown.note(answer.note)
-    counts = ", ".join(f"{name} {n}" for name, n in answer.by_collection.items())
-    if not answer.hits:
+    shown.freshness(found.freshness, found.hits)
+    if found.note:
+        shown.note(found.note)
+    counts = ", ".join(f"{name} {n}" for name, n in found.by_collection.items())
+    if not found.hits:
         shown.note(f"nothing found ({counts})")
         return
     shown.rows(
-        f"{query!r}: the best {len(answer.hits)} ({counts})",
+        f"{query!r}: the best {len(found.hits)} ({counts})",
         [
             Column("collection"),
             Column("id", fold=True),
@@ -656,10 +681,10 @@ def search_all_command(
         ],
         [
             [h.collection, h.id + _stale(h), (h.date or "")[:10], h.match, h.title, h.snippet[:300]]
-            for h in answer.hits
+            for h in found.hits
         ],
     )
-    shown.more(answer.next_offset)
+    shown.more(found.next_offset)
 
 
 @search_app.command("reports")
@@ -690,20 +715,21 @@ def search_reports_command(
     """Find reports holding some text: most occurrences first, then newest."""
     from query.reports import search_reports
 
-    answer = ask(lambda ctx: search_reports(ctx, query, command_filter, max_results, offset))
-    if as_json:
-        print_json(answer.model_dump())
-        return
+    found = ask(lambda ctx: search_reports(ctx, query, command_filter, max_results, offset))
+    answer(found, as_json, lambda f: _show_reports(f, query))
+
+
+def _show_reports(found: Any, query: str) -> None:
     shown = printer()
-    shown.freshness(answer.freshness, answer.results)
-    if answer.note:
-        shown.note(answer.note)
-    if not answer.results:
-        if answer.suggestions:
-            shown.note("did you mean: " + ", ".join(answer.suggestions))
+    shown.freshness(found.freshness, found.results)
+    if found.note:
+        shown.note(found.note)
+    if not found.results:
+        if found.suggestions:
+            shown.note("did you mean: " + ", ".join(found.suggestions))
         return
-    match = answer.results[0].match
-    title = f"reports: {query!r}, the best {len(answer.results)}"
+    match = found.results[0].match
+    title = f"reports: {query!r}, the best {len(found.results)}"
     if match != "exact":
         title += f" (match: {match})"
     shown.rows(
@@ -721,10 +747,10 @@ def search_reports_command(
                 f"{r.command_name}/{r.report_name}{_stale(r)}",
                 r.excerpt,
             ]
-            for r in answer.results
+            for r in found.results
         ],
     )
-    shown.more(answer.next_offset)
+    shown.more(found.next_offset)
 
 
 @list_app.command("reports")
@@ -744,18 +770,19 @@ def list_reports_command(
     """List a command's reports, newest first."""
     from query.reports import list_command_reports
 
-    answer = ask(lambda ctx: list_command_reports(ctx, command_name, max_results, offset))
-    if as_json:
-        print_json(answer.model_dump())
-        return
+    found = ask(lambda ctx: list_command_reports(ctx, command_name, max_results, offset))
+    answer(found, as_json, _show_report_list)
+
+
+def _show_report_list(found: Any) -> None:
     shown = printer()
-    shown.freshness(answer.freshness)
+    shown.freshness(found.freshness)
     shown.rows(
-        f"{answer.command_name}: {len(answer.reports)} of {answer.total} reports",
+        f"{found.command_name}: {len(found.reports)} of {found.total} reports",
         [Column("date"), Column("size", right=True), Column("report", fold=True)],
-        [[(r.date or "")[:10], human_size(r.size), r.report_name] for r in answer.reports],
+        [[(r.date or "")[:10], human_size(r.size), r.report_name] for r in found.reports],
     )
-    shown.more(answer.next_offset)
+    shown.more(found.next_offset)
 
 
 @list_app.command("commands")
@@ -778,14 +805,15 @@ def list_commands_command(
     """List the commands, by name."""
     from query.commands import list_commands
 
-    answer = ask(lambda ctx: list_commands(ctx, include_dependencies, max_results, offset))
-    if as_json:
-        print_json(answer.model_dump())
-        return
+    found = ask(lambda ctx: list_commands(ctx, include_dependencies, max_results, offset))
+    answer(found, as_json, _show_command_list)
+
+
+def _show_command_list(found: Any) -> None:
     shown = printer()
-    shown.freshness(answer.freshness, answer.commands)
+    shown.freshness(found.freshness, found.commands)
     shown.rows(
-        f"{len(answer.commands)} commands",
+        f"{len(found.commands)} commands",
         [Column("name", fold=True), Column("description", grow=True), Column("tags", grow=True)],
         [
             [
@@ -793,10 +821,10 @@ def list_commands_command(
                 c.description,
                 ", ".join(c.tags),
             ]
-            for c in answer.commands
+            for c in found.commands
         ],
     )
-    shown.more(answer.next_offset)
+    shown.more(found.next_offset)
 
 
 @get_app.command("report")
@@ -826,8 +854,8 @@ def get_report_command(
     if report_name.strip() and not report_name.lower().endswith(".md"):
         report_name += ".md"
     whole = offset is None and limit is None
-    answer = ask(lambda ctx: get_report(ctx, command_name, report_name, offset, limit, whole=whole))
-    _print_part(answer, as_json)
+    found = ask(lambda ctx: get_report(ctx, command_name, report_name, offset, limit, whole=whole))
+    answer(found, as_json, _print_part)
 
 
 @get_app.command("command")
@@ -842,17 +870,19 @@ def get_command_command(
     from query.commands import get_command
 
     whole = offset is None and limit is None
-    answer = ask(lambda ctx: get_command(ctx, name, offset, limit, whole=whole))
-    if as_json:
-        print_json(answer.model_dump())
-        return
-    out.print(f"{answer.title}  ({answer.path})", markup=False, style="bold")
-    out.print(answer.description, markup=False)
-    if answer.tags:
-        out.print("tags: " + ", ".join(answer.tags), markup=False)
+    found = ask(lambda ctx: get_command(ctx, name, offset, limit, whole=whole))
+    answer(found, as_json, _show_command)
+
+
+def _show_command(found: Any) -> None:
+    """A command's title, description and tags, then its body (or part)."""
+    out.print(f"{found.title}  ({found.path})", markup=False, style="bold")
+    out.print(found.description, markup=False)
+    if found.tags:
+        out.print("tags: " + ", ".join(found.tags), markup=False)
     out.print("")
     sys.stdout.flush()
-    _print_part(answer, False)
+    _print_part(found)
 
 
 @get_app.command("conversation")
@@ -874,28 +904,25 @@ def get_conversation_command(
     from query.workspace import get_conversation
 
     whole = offset is None and limit is None and not _LINE_ID.search(conversation_id)
-    answer = ask(lambda ctx: get_conversation(ctx, conversation_id, offset, limit, whole=whole))
-    _print_part(answer, as_json)
+    found = ask(lambda ctx: get_conversation(ctx, conversation_id, offset, limit, whole=whole))
+    answer(found, as_json, _print_part)
 
 
 _LINE_ID = re.compile(r":\d+$")
 
 
-def _print_part(answer: Any, as_json: bool) -> None:
+def _print_part(found: Any) -> None:
     """A document (or part) to stdout as written; where it goes on, on stderr."""
-    if as_json:
-        print_json(answer.model_dump())
-        return
-    content = answer.content
+    content = found.content
     sys.stdout.write(content if not content or content.endswith("\n") else content + "\n")
-    if getattr(answer, "truncated", False):
-        err.print(f"trove: {answer.path} is larger than trove reads; cut", markup=False)
-    if answer.note:
-        err.print(f"trove: note: {answer.note}", markup=False)
-    if answer.next_offset is not None:
+    if getattr(found, "truncated", False):
+        err.print(f"trove: {found.path} is larger than trove reads; cut", markup=False)
+    if found.note:
+        err.print(f"trove: note: {found.note}", markup=False)
+    if found.next_offset is not None:
         err.print(
-            f"trove: lines {answer.start_line}-{answer.end_line} of {answer.total_lines}; "
-            f"more: --offset {answer.next_offset}",
+            f"trove: lines {found.start_line}-{found.end_line} of {found.total_lines}; "
+            f"more: --offset {found.next_offset}",
             markup=False,
         )
 
@@ -1025,34 +1052,35 @@ def search_elog_command(
     """Search the ELOG logbook: text (ranked), a regex, or by date and filters (newest first)."""
     from query.elog import search_elog
 
-    answer = ask(
+    found = ask(
         lambda ctx: search_elog(
             ctx, query, since, until, category, system, domain, max_results, offset
         )
     )
-    if as_json:
-        print_json(answer.model_dump())
-        return
+    answer(found, as_json, lambda f: _show_elog(f, query))
+
+
+def _show_elog(found: Any, query: str | None) -> None:
     what = repr(query) if query and query.strip() else "entries"
     shown = printer()
-    shown.freshness(answer.freshness, answer.hits)
-    if not answer.hits:
+    shown.freshness(found.freshness, found.hits)
+    if not found.hits:
         if what == "entries":
             shown.note("no ELOG entry in these dates and filters")
         else:
             shown.note(f"no ELOG entry matches {what}")
-        if answer.note:
-            shown.note(answer.note)
-        if answer.suggestions:
-            shown.note(f"closest indexed words: {', '.join(answer.suggestions)}")
+        if found.note:
+            shown.note(found.note)
+        if found.suggestions:
+            shown.note(f"closest indexed words: {', '.join(found.suggestions)}")
         return
-    if answer.corrected_query:
-        what = f"{what} (searched as {answer.corrected_query!r})"
-    title = f"elog: {what}, {len(answer.hits)} of {answer.total} shown, ordered by {answer.ranker}"
-    ranked = answer.ranker != "recency"
+    if found.corrected_query:
+        what = f"{what} (searched as {found.corrected_query!r})"
+    title = f"elog: {what}, {len(found.hits)} of {found.total} shown, ordered by {found.ranker}"
+    ranked = found.ranker != "recency"
     if shown.shape != "table":
-        if answer.note:
-            shown.note(answer.note)
+        if found.note:
+            shown.note(found.note)
         shown.rows(
             title,
             [
@@ -1074,16 +1102,16 @@ def search_elog_command(
                     h.title,
                     h.snippet,
                 ]
-                for h in answer.hits
+                for h in found.hits
             ],
         )
-        shown.more(answer.next_offset)
+        shown.more(found.next_offset)
         return
     # Wide: each entry as a short block, its title on a line of its own.
     shown.title(title)
-    if answer.note:
-        shown.note(answer.note)
-    for h in answer.hits:
+    if found.note:
+        shown.note(found.note)
+    for h in found.hits:
         kind = " / ".join(v for v in (h.category, h.system, h.section) if v)
         score = f"  score {h.score:.3f}" if ranked else ""
         score += f"  ({h.match})" if h.match and h.match != "words" else ""
@@ -1094,7 +1122,7 @@ def search_elog_command(
         )
         out.print(f"  {h.title}", markup=False, style="bold")
         out.print(f"  {h.snippet}", markup=False)
-    shown.more(answer.next_offset)
+    shown.more(found.next_offset)
 
 
 @app.command("thread")
@@ -1121,13 +1149,14 @@ def thread_command(
     number = message_id.removeprefix("#")
     if not (number.isascii() and number.isdigit()):
         fail(f"an ELOG entry id is a whole number, got {message_id!r}", 2, "INVALID_ARGUMENT")
-    answer = ask(lambda ctx: get_elog_thread(ctx, int(number), replies, parents, whole=True))
-    if as_json:
-        print_json(answer.model_dump())
-        return
-    for e in answer.entries:
+    found = ask(lambda ctx: get_elog_thread(ctx, int(number), replies, parents, whole=True))
+    answer(found, as_json, _show_thread)
+
+
+def _show_thread(found: Any) -> None:
+    for e in found.entries:
         pad = "    " * e.depth
-        mark = (" <" if e.elog_id == answer.message_id else "") + _stale(e)
+        mark = (" <" if e.elog_id == found.message_id else "") + _stale(e)
         head = " / ".join(v for v in (e.category, e.system) if v)
         out.print(
             f"{pad}#{e.elog_id} {e.date[:16].replace('T', ' ')} {e.author} [{head}]{mark}",
@@ -1139,12 +1168,12 @@ def thread_command(
         if e.attachments:
             out.print(f"{pad}  attachments: {', '.join(e.attachments)}", markup=False)
         out.print("")
-    if answer.missing:
+    if found.missing:
         out.print(
-            "links to entries not in the logbook: " + ", ".join(map(str, answer.missing)),
+            "links to entries not in the logbook: " + ", ".join(map(str, found.missing)),
             markup=False,
         )
-    printer().freshness(answer.freshness, answer.entries)
+    printer().freshness(found.freshness, found.entries)
 
 
 def _stale(hit: Any) -> str:
