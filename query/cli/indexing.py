@@ -16,8 +16,9 @@ from rich.text import Text
 from indexer.config import ConfigError, Settings
 from indexer.sources.registry import SOURCES
 from indexer.status import human_size, local_time
-from query.cli.base import State, answer, out, settings
+from query.cli.base import State, answer, out, printer, settings
 from query.cli.failures import USAGE_CODE, err, fail, run
+from query.cli.output import Column
 
 if TYPE_CHECKING:
     from indexer.status import CollectionStatus
@@ -210,7 +211,8 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
 ) -> None:
     """Documents per collection, index size, last update, and the watcher that keeps the
-    index fresh: which process, how it watches each collection and why, its catch-up."""
+    index fresh: which process, how it watches each collection and why, its catch-up.
+    A table on a terminal; piped, a tab-separated line per collection."""
     from indexer.status import all_status, read_watcher_status
     from indexer.status import as_json as status_json
 
@@ -222,32 +224,45 @@ def status(
 def _show_status(
     cfg: Settings, statuses: list[CollectionStatus], watcher: dict[str, Any] | None
 ) -> None:
+    """A table on a terminal, whatever its width (or with --table); piped, one
+    tab-separated line per collection, the title and the lines about the watcher as
+    ``# `` comments, as the searches print their hits."""
     from indexer.status import watch_lines, watcher_line
 
-    # Text, not markup: a folder's path may hold brackets.
-    table = Table(title=Text(f"trove status ({cfg.index_dir})"))
-    for col in ("collection", "documents", "index size", "last update", "source"):
-        table.add_column(
-            col,
-            justify="right" if col in ("documents", "index size") else "left",
-            overflow="fold",
-        )
-    for s in statuses:
-        source = s.source or "(not configured)"
-        if s.source and not s.source_exists:
-            source += " (missing)"
-        table.add_row(
+    shown = printer()
+    title = f"trove status ({cfg.index_dir})"
+    rows = [
+        [
             s.collection,
             str(s.documents) if s.built else "indexing" if s.indexing else "not built",
             human_size(s.index_bytes),
             local_time(s.last_update),
-            Text(source),
-        )
-    out.print(table)
+            (s.source or "(not configured)")
+            + (" (missing)" if s.source and not s.source_exists else ""),
+        ]
+        for s in statuses
+    ]
+    if shown.shape == "tsv":
+        shown.rows(title, [Column(name) for name in _STATUS_COLUMNS], rows)
+    else:
+        # Text, not markup: a folder's path may hold brackets.
+        table = Table(title=Text(title))
+        for col in _STATUS_COLUMNS:
+            table.add_column(
+                col,
+                justify="right" if col in ("documents", "index size") else "left",
+                overflow="fold",
+            )
+        for row in rows:
+            table.add_row(*(Text(v) for v in row))
+        shown.table(table)
     for s in statuses:
         for line in (s.indexing, s.problem):
             if line:
-                out.print(f"  {s.collection}: {line}", markup=False)
-    out.print(watcher_line(watcher), markup=False)
+                shown.note(f"  {s.collection}: {line}")
+    shown.note(watcher_line(watcher))
     for line in watch_lines(watcher):
-        out.print(f"  {line}", markup=False)
+        shown.note(f"  {line}")
+
+
+_STATUS_COLUMNS = ("collection", "documents", "index size", "last update", "source")

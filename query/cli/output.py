@@ -90,6 +90,11 @@ class Printer:
         else:
             self.out.print(text, markup=False, soft_wrap=True)
 
+    def table(self, table: Table) -> None:
+        """A rich table as wide as the terminal; forced (--table) onto a pipe, as wide as
+        $COLUMNS says, else ``PIPE_WIDTH``."""
+        self.out.print(table, width=None if self.out.is_terminal else width())
+
     def rows(self, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> None:
         if self.shape == "table":
             table = Table(title=Text(title))
@@ -103,7 +108,7 @@ class Printer:
                 )
             for row in rows:
                 table.add_row(*(Text(v) for v in row))
-            self.out.print(table, width=None if self.out.is_terminal else width())
+            self.table(table)
             return
         self.title(title)
         if self.shape == "tsv":

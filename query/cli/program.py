@@ -97,7 +97,8 @@ def main_options(
     table: Annotated[
         bool,
         typer.Option(
-            "--table", help="Print hits as tables even when piped or on a narrow terminal."
+            "--table",
+            help="Print hits and status as tables even when piped or on a narrow terminal.",
         ),
     ] = False,
     show_version: Annotated[

@@ -1,0 +1,66 @@
+"""Edges a new user hit (issue "search the way people type"): `trove status` piped (real
+terminals: a pty and a subprocess, as in test_cli_polish)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_cli_polish import _logging_restored, on_a_terminal  # noqa: F401 (a fixture)
+from typer.testing import CliRunner
+
+from query.cli import app
+
+runner = CliRunner()
+BOX = ("│", "┃", "━")
+
+
+# --------------------------------------------------------------------------- trove status
+
+
+@pytest.fixture
+def long_paths(tmp_path: Path, write: Callable[[str, str], Path]) -> tuple[str, Path]:
+    """A config whose report folder's path is longer than an 80-column table's cell (so
+    the table wraps it), with one report indexed; conversations are not configured."""
+    reports = "reports-of-the-network-team-kept-for-the-yearly-review/" * 2
+    write(f"{reports}proxy/r_20251101.md", "proxy timeout")
+    write("commands/c.md", "---\ntitle: C\n---\nbody")
+    cfg = tmp_path / "trove.toml"
+    cfg.write_text(
+        f'[sources]\nreports = "{reports}"\ncommands = "commands"\n[index]\ndir = "index"\n',
+        encoding="utf-8",
+    )
+    built = runner.invoke(app, ["--config", str(cfg), "reindex", "--json"])
+    assert built.exit_code == 0, built.output
+    return str(cfg), (tmp_path / reports).resolve()
+
+
+def test_status_piped_prints_a_tab_separated_line_per_collection(long_paths) -> None:
+    config, reports = long_paths
+    r = runner.invoke(app, ["--config", config, "status"])
+    assert r.exit_code == 0, r.output
+    assert not any(box in r.stdout for box in BOX), r.stdout
+    lines = r.stdout.splitlines()
+    index = Path(config).parent / "index"
+    assert lines[0] == f"# trove status ({index})"
+    rows = {line.split("\t")[0]: line.split("\t") for line in lines if not line.startswith("#")}
+    assert all(len(row) == 5 for row in rows.values()), rows
+    # collection, documents, index size, last update, source: the path whole, never cut.
+    assert rows["reports"][1] == "1" and rows["reports"][4] == str(reports)
+    assert rows["commands"][1] == "1"
+    assert rows["conversations"][4] == "(not configured)"
+    assert "# watcher: none has run on this index" in r.stdout
+    # --table still prints the table on a pipe.
+    table = runner.invoke(app, ["--config", config, "status", "--table"])
+    assert table.exit_code == 0 and "┃ collection" in table.stdout and "\t" not in table.stdout
+
+
+def test_status_on_a_terminal_prints_the_table_whatever_its_width(long_paths) -> None:
+    config, _ = long_paths
+    for columns in (80, 140):
+        shown = on_a_terminal(["--config", config, "status"], columns)
+        assert "┃ collection" in shown and "\t" not in shown, shown
+        table = [line for line in shown.splitlines() if line[:1] in "┏┃┡│└"]
+        assert len(table) > 6 and all(len(line) <= columns for line in table), shown
+        assert "watcher: none has run on this index" in shown
