@@ -1,8 +1,10 @@
-"""Edges a new user hit (issue "search the way people type"): `trove status` piped (real
-terminals: a pty and a subprocess, as in test_cli_polish)."""
+"""Edges a new user hit (issue "search the way people type"): `trove status` piped, a
+config file that is not there (real terminals: a pty and a subprocess, as in
+test_cli_polish)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -64,3 +66,63 @@ def test_status_on_a_terminal_prints_the_table_whatever_its_width(long_paths) ->
         table = [line for line in shown.splitlines() if line[:1] in "┏┃┡│└"]
         assert len(table) > 6 and all(len(line) <= columns for line in table), shown
         assert "watcher: none has run on this index" in shown
+
+
+# --------------------------------------------------------------------------- no config file
+
+
+INIT_HINT = "write one with `trove init`"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["status"], ["search", "proxy"], ["search", "reports", "proxy"], ["daemon"], ["serve"]],
+)
+def test_without_a_config_file_a_command_says_to_write_one_with_trove_init(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(app, argv)
+    assert r.exit_code == 2, r.output
+    assert r.stdout == ""
+    assert r.stderr == (
+        "trove: no config file at ./trove.toml (nor $TROVE_CONFIG); write one with "
+        "`trove init`, or pass --config PATH\n"
+    )
+    if argv[0] in ("status", "search"):  # those that take --json
+        error = json.loads(runner.invoke(app, [*argv, "--json"]).stdout)["error"]
+        assert error["code"] == "INVALID_CONFIG" and INIT_HINT in error["message"]
+
+
+def test_a_missing_config_file_named_by_flag_or_env_gets_the_init_that_writes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reports").mkdir()
+    target = tmp_path / "my configs" / "trove.toml"
+    r = runner.invoke(app, ["status", "--config", str(target)])
+    assert r.exit_code == 2
+    hint = f"`trove init --config '{target}'`"
+    assert f"no config file at {target} (from --config)" in r.stderr and hint in r.stderr
+    # The hint works as written: init there, then status answers.
+    init = runner.invoke(app, ["init", "--config", str(target), "--reports", "reports"])
+    assert init.exit_code == 0, init.output
+    assert runner.invoke(app, ["status", "--config", str(target)]).exit_code == 0
+
+    elsewhere = tmp_path / "elsewhere.toml"
+    monkeypatch.setenv("TROVE_CONFIG", str(elsewhere))
+    r = runner.invoke(app, ["status"])
+    assert r.exit_code == 2
+    assert f"no config file at {elsewhere} (from $TROVE_CONFIG)" in r.stderr
+    assert "write one there with `trove init`" in r.stderr
+    assert runner.invoke(app, ["init", "--reports", "reports"]).exit_code == 0
+    assert elsewhere.is_file()
+    assert runner.invoke(app, ["status"]).exit_code == 0
+
+
+def test_a_config_file_that_is_there_but_wrong_keeps_its_own_message(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[sources\n", encoding="utf-8")
+    r = runner.invoke(app, ["--config", str(bad), "status"])
+    assert r.exit_code == 2 and "not valid TOML" in r.stderr
+    assert "trove init" not in r.stderr

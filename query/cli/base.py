@@ -19,6 +19,7 @@ from rich.console import Console
 from indexer.config import ConfigError, Settings, load_settings
 from query import budget, tools
 from query.cli.failures import CONFIG_CODE, fail, run
+from query.cli.init_config import missing_config
 from query.cli.output import Printer, pick_shape
 
 if TYPE_CHECKING:
@@ -82,6 +83,10 @@ def printer() -> Printer:
 
 
 def settings() -> Settings:
+    """This invocation's config; a missing file says how to write one."""
+    missing = missing_config(State.config)
+    if missing:
+        fail(missing, 2, CONFIG_CODE)
     try:
         return load_settings(State.config)
     except ConfigError as exc:
