@@ -1,18 +1,22 @@
 """Edges a new user hit (issue "search the way people type"): `trove status` piped, a
-config file that is not there (real terminals: a pty and a subprocess, as in
-test_cli_polish)."""
+config file that is not there, and the blocks `trove search` prints on a wide terminal
+(test_cli_polish runs it on one)."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
+from rich.console import Console
 from test_cli_polish import _logging_restored, on_a_terminal  # noqa: F401 (a fixture)
 from typer.testing import CliRunner
 
 from query.cli import app
+from query.cli.output import Block, Printer
 
 runner = CliRunner()
 BOX = ("│", "┃", "━")
@@ -126,3 +130,32 @@ def test_a_config_file_that_is_there_but_wrong_keeps_its_own_message(tmp_path: P
     r = runner.invoke(app, ["--config", str(bad), "status"])
     assert r.exit_code == 2 and "not valid TOML" in r.stderr
     assert "trove init" not in r.stderr
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+def test_blocks_cut_the_tail_and_the_text_to_the_width_never_the_head(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "40")
+    out = io.StringIO()
+    shown = Printer(Console(file=out, width=40, color_system=None), "table")
+    assert shown.blocks_fit and not Printer(shown.out, "table", forced=True).blocks_fit
+    long_id = "a-command-with-a-long-name/its-report-2025-11-05.md"
+    shown.blocks(
+        "hits",
+        [
+            Block(["reports", long_id, "2025-11-05"], "a title", "short"),
+            Block(["elog", "27052", ""], "RF trip S30CB09: klystron arc", "代理超时 " * 20),
+            Block(["commands", "c"], "", ""),
+        ],
+    )
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "hits"
+    assert lines[1] == f"reports  {long_id}  2025-11-05"  # whole, and no room for a tail
+    assert lines[2] == "  short"
+    assert lines[3] == "elog  27052  RF trip S30CB09: klystron …"
+    assert lines[4].startswith("  代理超时") and lines[4].endswith("…")
+    assert cell_len(lines[4]) <= 40 < cell_len("  " + "代理超时 " * 20)
+    assert lines[5:] == ["commands  c"]

@@ -79,7 +79,7 @@ class State:
 
 def printer() -> Printer:
     """How this invocation prints hits (see query.cli.output)."""
-    return Printer(out, pick_shape(State.table))
+    return Printer(out, pick_shape(State.table), forced=State.table)
 
 
 def settings() -> Settings:

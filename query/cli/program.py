@@ -98,7 +98,8 @@ def main_options(
         bool,
         typer.Option(
             "--table",
-            help="Print hits and status as tables even when piped or on a narrow terminal.",
+            help="Print hits and status as tables, even when piped or on a narrow "
+            "terminal (and `trove search`'s on a wide one).",
         ),
     ] = False,
     show_version: Annotated[

@@ -13,7 +13,7 @@ import typer
 from query import tools
 from query.cli.base import AsJson, Offset, answer, ask, most, out, printer, settings, stale
 from query.cli.failures import run
-from query.cli.output import Column
+from query.cli.output import Block, Column
 
 if TYPE_CHECKING:
     from query.commands import CommandSearchResponse
@@ -229,8 +229,25 @@ def _show_all(found: SearchResponse, query: str) -> None:
     if not found.hits:
         shown.note(f"nothing found ({counts})")
         return
+    title = f"{query!r}: the best {len(found.hits)} ({counts})"
+    if shown.blocks_fit:
+        # The title when the id does not hold it (an ELOG entry's), else the heading above
+        # the match; the snippet on the line below.
+        shown.blocks(
+            title,
+            [
+                Block(
+                    [h.collection, h.id + stale(h), (h.date or "")[:10], h.match],
+                    h.title if h.title not in h.id else h.heading or "",
+                    h.snippet,
+                )
+                for h in found.hits
+            ],
+        )
+        shown.more(found.next_offset)
+        return
     shown.rows(
-        f"{query!r}: the best {len(found.hits)} ({counts})",
+        title,
         [
             Column("collection"),
             Column("id", fold=True),
