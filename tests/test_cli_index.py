@@ -63,7 +63,7 @@ def test_bad_input_exits_2_with_a_message(tmp_path) -> None:
     r = runner.invoke(app, ["--config", str(bad), "status"])
     assert r.exit_code == 2 and "web.timeout_s must be greater than 0" in r.stderr
     r = runner.invoke(app, ["--config", str(tmp_path / "missing.toml"), "status"])
-    assert r.exit_code == 2 and "config file not found" in r.stderr
+    assert r.exit_code == 2 and "no config file at" in r.stderr and "trove init" in r.stderr
 
 
 def test_a_foreign_index_folder_fails_with_exit_1(tmp_path, write) -> None:
