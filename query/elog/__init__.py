@@ -1,4 +1,5 @@
-"""ELOG searches: ``search_elog`` (text, regex, dates, filters) and ``get_elog_thread``.
+"""ELOG searches: ``search_elog`` (text, regex, dates, filters), ``get_elog_thread`` and
+``list_elog`` (the entries of a day or a month, newest first).
 
 search_elog answers in one of four ways, named by the response's ``ranker``:
 - no query: the entries in the date range and filters, newest first (``recency``);
@@ -15,7 +16,8 @@ search_elog answers in one of four ways, named by the response's ``ranker``:
 is inclusive through the end of its day. A time of day given without an offset is read
 in each entry's own offset too; one with an offset is an absolute instant.
 
-The modules: ``search`` (search_elog), ``threads`` (get_elog_thread), ``models`` (the
+The modules: ``search`` (search_elog), ``threads`` (get_elog_thread), ``listing``
+(list_elog), ``models`` (the
 answers), ``dates`` and ``filters`` (the arguments that select entries), ``text_query``
 (the ranked query, as plain data), ``snippets``, ``regex_literals`` (what a regex
 requires), ``regex_candidates`` (the entries holding it), ``regex_search`` (running a
@@ -24,6 +26,7 @@ folder and links) and ``index_access`` (every read of the index).
 """
 
 from query.elog.dates import check_dates
+from query.elog.listing import ElogListing, list_elog
 from query.elog.logbook import COLLECTION
 from query.elog.models import (
     ElogHit,
@@ -42,6 +45,7 @@ from query.elog.threads import get_elog_thread
 __all__ = [
     "COLLECTION",
     "ElogHit",
+    "ElogListing",
     "ElogSearchResponse",
     "ElogThreadEntry",
     "ElogThreadResponse",
@@ -53,6 +57,7 @@ __all__ = [
     "compile_regex",
     "get_elog_thread",
     "is_regex",
+    "list_elog",
     "required_literals",
     "search_elog",
     "snippet",

@@ -26,8 +26,8 @@ The modules: ``search`` (search_reports: the tiers in order, the hits, the notes
 query/count_plan.py), ``text_count`` (counting a string in many texts at C speed),
 ``ranking`` (the best of what a tier counted), ``tiers`` (the related and fuzzy tiers'
 words, stems and corrections), ``text`` (what a hit shows: date, excerpt, link),
-``files`` (reading the reports a search shows), ``documents`` (list_command_reports,
-get_report) and ``models`` (the answers).
+``files`` (reading the reports a search shows), ``documents`` (list_report_commands,
+list_command_reports, get_report) and ``models`` (the answers).
 """
 
 from query.reports.counting import ReportSegment, segments_of
@@ -35,12 +35,15 @@ from query.reports.documents import (
     command_dir,
     get_report,
     list_command_reports,
+    list_report_commands,
     reports_root,
 )
 from query.reports.models import (
     CommandReports,
     Match,
     Report,
+    ReportCommand,
+    ReportCommands,
     ReportHit,
     ReportInfo,
     SearchReportsResult,
@@ -62,6 +65,8 @@ __all__ = [
     "CommandReports",
     "Match",
     "Report",
+    "ReportCommand",
+    "ReportCommands",
     "ReportHit",
     "ReportInfo",
     "ReportSegment",
@@ -72,6 +77,7 @@ __all__ = [
     "get_report",
     "iso_date",
     "list_command_reports",
+    "list_report_commands",
     "query_words",
     "report_link",
     "reports_root",

@@ -1,8 +1,10 @@
-"""A command's reports (list_command_reports) and one report, or a part of it
-(get_report), read from the files."""
+"""The commands that have reports (list_report_commands, from the index), a command's
+reports (list_command_reports) and one report, or a part of it (get_report), read from
+the files."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import time
 from pathlib import Path
@@ -16,9 +18,39 @@ from query import paging, parts, tools
 from query.args import check_name
 from query.context import QueryContext
 from query.errors import ErrorCode, TroveError
+from query.freshness import of_snapshot
 from query.indexes import source_folder
-from query.reports.models import CommandReports, Report, ReportInfo
+from query.reports.models import CommandReports, Report, ReportCommand, ReportCommands, ReportInfo
 from query.reports.text import COLLECTION, iso_date, report_link
+
+
+def list_report_commands(ctx: QueryContext) -> ReportCommands:
+    """Every command folder the reports index holds reports of, by name, with how many
+    and the newest one's date."""
+    with ctx.indexes.snapshot(COLLECTION, build=True) as snapshot:
+        if snapshot is None:
+            raise TroveError("DIRECTORY_NOT_FOUND", "the reports index could not be built")
+        count: dict[str, int] = {}
+        newest: dict[str, int] = {}
+        for segment, _base in snapshot.segments():
+            days = segment.int_column("day")
+            for name in segment.lexicon("command"):
+                docs = segment.docs_with("command", [name])
+                if docs:
+                    count[name] = count.get(name, 0) + len(docs)
+                    newest[name] = max(newest.get(name, 0), max(days[d] for d in docs))
+        fresh = of_snapshot(ctx.watcher, COLLECTION, snapshot)
+    return ReportCommands(
+        commands=[
+            ReportCommand(
+                command_name=name,
+                reports=count[name],
+                newest=iso_date(dt.date.fromordinal(newest[name]) if newest[name] else None),
+            )
+            for name in sorted(count)
+        ],
+        freshness=fresh,
+    )
 
 
 def list_command_reports(

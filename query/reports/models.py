@@ -76,6 +76,17 @@ class ReportInfo(BaseModel):
     size: int = Field(description="Size in bytes")
 
 
+class ReportCommand(BaseModel):
+    command_name: str
+    reports: int = Field(description="How many reports the index holds of it")
+    newest: str | None = Field(description="The newest report's date (ISO 8601), or null")
+
+
+class ReportCommands(BaseModel):
+    commands: list[ReportCommand] = Field(description="By name")
+    freshness: Freshness
+
+
 class CommandReports(BaseModel):
     command_name: str
     reports: list[ReportInfo] = Field(description="Newest first; undated reports last")

@@ -28,7 +28,8 @@ stored fields of its documents, its words by length (for typo correction) and, w
 budget, the lower-cased text of the files already read.
 
 The modules: ``search`` (search_workspace and its notes), ``get`` (get_conversation: a
-file or a part of it, by a hit's id), ``models`` (the answers),
+file or a part of it, by a hit's id), ``listing`` (list_conversations: a date
+folder's conversations), ``models`` (the answers),
 ``dates`` (date_range), ``candidates`` (the files the index points at, and the query's
 words in it), ``tiers`` (exact, words, related), ``lines`` (matching lines, excerpts),
 ``answers`` (a tier's answer), ``view`` (what a search reads), ``cache``
@@ -49,6 +50,7 @@ from query.workspace.limits import (
     MAX_WORDS,
     TEXT_CACHE_CHARS,
 )
+from query.workspace.listing import ConversationList, list_conversations
 from query.workspace.models import Conversation, Match, WorkspaceHit, WorkspaceSearchResponse
 from query.workspace.search import search_workspace
 from query.workspace.view import COLLECTION
@@ -63,6 +65,7 @@ __all__ = [
     "MAX_WORDS",
     "TEXT_CACHE_CHARS",
     "Conversation",
+    "ConversationList",
     "DateRange",
     "Match",
     "WorkspaceCache",
@@ -70,6 +73,7 @@ __all__ = [
     "WorkspaceSearchResponse",
     "check_date_range",
     "get_conversation",
+    "list_conversations",
     "query_words",
     "read_file",
     "read_text",
