@@ -5,7 +5,7 @@ attribute values as the index keeps them.
 
 A search admits a hit only when its whole document holds the phrases and none of the
 excluded words, so the texts are read here, for the hits a page shows and those it skips,
-at most the first thousand of a search (query/tools.py's MAX_WINDOW).
+at most the first SCAN_DEPTH of a collection's search (query/search_all.py).
 """
 
 from __future__ import annotations
@@ -27,20 +27,18 @@ class HitTexts:
     def text(self, collection: str, hit_id: str) -> str:
         """The document's text; empty when it is gone or cannot be read (then it holds no
         phrase, and no excluded word: the hit's ``stale`` says its file changed)."""
-        key = (collection, hit_id)
+        # A conversation's hits are its lines (path:line): its file is read once.
+        document = hit_id.rpartition(":")[0] or hit_id if collection == "conversations" else hit_id
+        key = (collection, document)
         found = self._read.get(key)
         if found is None:
-            found = self._read[key] = self._text(collection, hit_id)
+            found = self._read[key] = self._text(collection, document)
         return found
 
-    def _text(self, collection: str, hit_id: str) -> str:
+    def _text(self, collection: str, document: str) -> str:
         if collection == "elog":
-            return self._entry(hit_id)
-        rel = {
-            "reports": hit_id,
-            "commands": f"{hit_id}.md",
-            "conversations": hit_id.rpartition(":")[0] or hit_id,
-        }[collection]
+            return self._entry(document)
+        rel = f"{document}.md" if collection == "commands" else document
         root = self.ctx.settings.source_root(collection)
         if root is None:
             return ""

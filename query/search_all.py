@@ -10,6 +10,13 @@ Pages: a hit at rank r in its collection scores 1 / (60 + r), so the fused first
 come from the collections' first m each; every collection's list is read page after
 page (its own paging) until it holds m hits in the dates asked for, or ends. Page k+1
 then continues page k exactly.
+
+A hit that the query's phrases, exclusions or dates must admit (its document read, or its
+date compared) is looked for among the collection's best SCAN_DEPTH hits only, in pages
+of the largest size the collection's search gives; the note says when that cut a search
+short. A phrase is not looked for in a report search answered by its related or fuzzy
+tier (no report holds every word of the phrase), nor in such a conversation search (no
+line holds them all: a file holding the phrase across two lines is then not found).
 """
 
 from __future__ import annotations
@@ -33,6 +40,12 @@ from query.syntax import COLLECTIONS, Collection
 from query.workspace import search_workspace
 
 RRF_K = 60
+# A collection's hits that a query's phrases, exclusions or dates must admit one by one
+# are looked for among its best SCAN_DEPTH (the search page's time at 10k reports:
+# bench/README.md, bench_page.py); hits that need no check, among its best MAX_WINDOW.
+SCAN_DEPTH = 300
+# How a command matched, in words (search_commands' tiers).
+COMMAND_MATCH = {"tier1": "name", "tier2": "content", "tier3": "reports"}
 
 
 class Hit(BaseModel):
@@ -49,7 +62,12 @@ class Hit(BaseModel):
     snippet: str = Field(description="Text around the match.")
     link: str | None = Field(description="URL of the document, when it has one.")
     score: float = Field(description="Reciprocal-rank score: 1 / (60 + rank in its collection).")
-    match: str = Field(description="How it matched, in its collection's words (exact, words, ...).")
+    match: str = Field(
+        description="How it matched, in its collection's words: exact, words, related or "
+        "fuzzy (reports, conversations; the ELOG: words, related, fuzzy, or newest without "
+        "words); a command: name (its file name), content (its title, description, tags "
+        "or text) or reports (its reports)."
+    )
     line: int | None = Field(
         default=None,
         description="For a report or conversation hit: the 1-based line of the match.",
@@ -94,8 +112,10 @@ def search(
     language of query/syntax.py (phrases, -word, OR, in:, command:, since:, until:,
     category:, system:, domain:); ``since``/``until`` (YYYY-MM-DD, inclusive) keep dated
     documents in that span (commands have no date and are left out when a date is given);
-    the page from hit ``offset`` on. Raises TroveError: INVALID_QUERY, INVALID_ARGUMENT,
-    INVALID_DATE_RANGE."""
+    the page from hit ``offset`` on. A collection that cannot be searched is named in the
+    note; when none can, the first one's error is raised, naming each. Raises TroveError:
+    INVALID_QUERY, INVALID_ARGUMENT, INVALID_DATE_RANGE, and the collections' own errors
+    when none could be searched."""
     text = check_query(query)
     tools.SEARCH_RESULTS.check(max_results)
     offset = tools.check_offset(offset, max_results)
@@ -106,23 +126,36 @@ def search(
     fused: list[tuple[float, int, Hit]] = []
     by_collection: dict[str, int] = {}
     problems: list[str] = []
+    failed: list[TroveError] = []
+    deep: list[str] = []  # collections whose hits were checked up to SCAN_DEPTH
     read: list[Freshness] = []
     for order, name in enumerate(scope.names):
         try:
-            hits, total, fresh = _collection(ctx, name, parsed, scope, texts, want)
+            hits, total, fresh, cut = _collection(ctx, name, parsed, scope, texts, want)
         except TroveError as exc:
             if exc.is_input_error and len(scope.names) == 1:
                 raise
             problems.append(f"{name}: {exc.message}")
+            failed.append(exc)
             continue
         read.append(fresh)
         by_collection[name] = total
+        if cut:
+            deep.append(name)
         for rank, hit in enumerate(hits, 1):
             hit.score = round(1.0 / (RRF_K + rank), 6)
             fused.append((hit.score, order, hit))
+    if failed and not by_collection:  # no collection could be searched: that is the answer
+        raise TroveError(failed[0].code, "; ".join(problems))
     fused.sort(key=lambda t: (-t[0], t[1]))
     shown, more = paging.page(fused, offset, max_results)
-    notes = [n for n in (parsed.describe(), "; ".join(problems)) if n]
+    checked = (
+        f"only the best {SCAN_DEPTH} hits of {', '.join(deep)} were checked against the "
+        "query's phrases, exclusions and dates: narrow the query to reach past them"
+        if deep
+        else None
+    )
+    notes = [n for n in (parsed.describe(), checked, "; ".join(problems)) if n]
     answer = SearchResponse(
         hits=[hit for _, _, hit in shown],
         by_collection=by_collection,
@@ -211,13 +244,14 @@ def _collection(
     scope: Scope,
     texts: HitTexts,
     want: int,
-) -> tuple[list[Hit], int, Freshness]:
+) -> tuple[list[Hit], int, Freshness, bool]:
     """One collection's first ``want`` hits of the query, every alternative (OR) searched
     and their lists united (best rank first); how many match (exactly when nothing is
-    admitted hit by hit, else how many were found); the freshness of the last page read."""
+    admitted hit by hit, else how many were found); the freshness of the last page read;
+    whether SCAN_DEPTH cut an alternative's search short."""
     clauses: list[syntax.Clause | None] = list(parsed.alternatives) or [None]
     lists: list[list[Hit]] = []
-    total, fresh = 0, None
+    total, fresh, cut_short = 0, None, False
     for clause in clauses:
         words = clause.words_text() if clause is not None else None
         page_of = _pages(ctx, name, words, scope)
@@ -235,13 +269,21 @@ def _collection(
                 return False
             return clause is None or syntax.holds_phrases(clause, text)
 
-        hits, found, fresh = _first(page_of, PAGE_SIZES[name], want, admits)
+        if name in ("reports", "conversations") and clause is not None and clause.phrases:
+            # A report holding a phrase holds each of its words: once the search answers
+            # with reports holding only some of them (related), or other words (fuzzy),
+            # none can hold it. A conversation's hits are lines: one whose words are on
+            # no line together is not looked for.
+            page_of = _until_words_end(page_of)
+        depth = tools.MAX_WINDOW if _admits_all(name, parsed, scope) else SCAN_DEPTH
+        hits, found, fresh, cut = _first(page_of, PAGE_SIZES[name], want, admits, depth)
         lists.append(hits)
         total += found
+        cut_short = cut_short or cut
     exact = len(clauses) == 1 and _admits_all(name, parsed, scope)
     united = lists[0] if len(lists) == 1 else _united(lists, want)
     assert fresh is not None
-    return united, total if exact else len(united), fresh
+    return united, total if exact else len(united), fresh, cut_short
 
 
 def _admits_all(name: str, parsed: syntax.Parsed, scope: Scope) -> bool:
@@ -289,20 +331,48 @@ def _pages(
     return lambda n, at: _elog(ctx, words, n, at, scope)
 
 
+def _until_words_end(page_of: Callable[[int, int], _Page]) -> Callable[[int, int], _Page]:
+    """The pages of a report or conversation search, none when it is answered by its
+    related or fuzzy tier (it answers from one tier: every page is of the same)."""
+
+    def pages(n: int, at: int) -> _Page:
+        hits, total, fresh, more = page_of(n, at)
+        if hits and hits[0].match in ("related", "fuzzy"):
+            return [], total, fresh, None
+        return hits, total, fresh, more
+
+    return pages
+
+
 def _first(
-    page_of: Callable[[int, int], _Page], size: int, want: int, admits: Callable[[Hit], bool]
-) -> tuple[list[Hit], int, Freshness]:
-    """A collection's first ``want`` hits that ``admits`` (fewer if it has no more), read
-    page after page; how many match in all; the freshness of the last page read."""
+    page_of: Callable[[int, int], _Page],
+    size: int,
+    want: int,
+    admits: Callable[[Hit], bool],
+    depth: int = tools.MAX_WINDOW,
+) -> tuple[list[Hit], int, Freshness, bool]:
+    """A collection's first ``want`` hits that ``admits`` (fewer if it has no more) among
+    its first ``depth``, read page after page; how many match in all; the freshness of the
+    last page read; whether ``depth`` cut the search short.
+
+    The first page asks for ``want`` hits; once some were not admitted, the next pages are
+    of ``size``, the largest the search gives: each page is ranked from the top again, so
+    many small pages would cost many times one large one."""
     hits: list[Hit] = []
     at = 0
+    n = min(size, want)
     while True:
-        n = min(size, want - len(hits), tools.MAX_WINDOW - at)
-        found, total, fresh, more = page_of(n, at)
-        hits += [h for h in found if admits(h)]
-        if len(hits) >= want or more is None or more >= tools.MAX_WINDOW:
-            return hits[:want], total, fresh
-        at = more
+        found, total, fresh, more = page_of(min(n, depth - at), at)
+        for hit in found:
+            if admits(hit):
+                hits.append(hit)
+                if len(hits) == want:
+                    return hits, total, fresh, False
+        if more is None:
+            return hits, total, fresh, False
+        if more >= depth:
+            return hits, total, fresh, depth < tools.MAX_WINDOW
+        at, n = more, size
 
 
 def _day(value: str | None, name: str) -> date | None:
@@ -369,7 +439,7 @@ def _commands(ctx: QueryContext, text: str, n: int, at: int) -> _Page:
             snippet=c.description,
             link=None,
             score=0.0,
-            match=c.tier,
+            match=COMMAND_MATCH[c.tier],
             stale=c.stale,
         )
         for c in answer.results

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from indexer.sources.elog import parse_logbook_file
+from query import search_all
 from query.context import QueryContext
 from query.errors import TroveError
 from query.search_all import SearchResponse, search
@@ -369,3 +370,31 @@ def test_a_plain_query_answers_as_before(corpus: Corpus) -> None:
     fused = [h.id for h in corpus.ask(f"{base} in:reports").hits]
     own = [r.id for r in search_reports(corpus.ctx, base, max_results=MANY).results]
     assert fused == own
+
+
+# --------------------------------------------------------------------------- how deep a check reads
+
+
+def test_hits_checked_one_by_one_are_looked_for_in_the_best_scan_depth_and_the_note_says_so(
+    corpus: Corpus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = _base_word(corpus)
+    every = [h for h in corpus.ask(f"{base} in:reports").hits]
+    word = _splitting_word(corpus, {("reports", h.id) for h in every}, base)
+    whole = [h.id for h in corpus.ask(f"{base} -{word} in:reports").hits]
+    monkeypatch.setattr(search_all, "SCAN_DEPTH", 3)
+    cut = corpus.ask(f"{base} -{word} in:reports")
+    # The admitted hits of the best three, in their order.
+    best = [h.id for h in every[:3]]
+    assert [h.id for h in cut.hits] == [i for i in whole if i in best]
+    assert cut.note and "only the best 3 hits of reports were checked" in cut.note
+    # A query that needs no check reads on as far as it must.
+    assert "were checked" not in (corpus.ask(f"{base} in:reports").note or "")
+
+
+def test_a_phrase_no_report_holds_every_word_of_stops_at_the_related_tier(
+    corpus: Corpus,
+) -> None:
+    base = _base_word(corpus)
+    answer = corpus.ask(f'"{base} zzyzxq" OR "zzyzxq {base}" in:reports,conversations')
+    assert answer.hits == [] and "were checked" not in (answer.note or "")

@@ -88,8 +88,9 @@ def search_reports(
         if found.how == "corrected":
             answer = answer._replace(match="fuzzy")
         note = _how(answer.match, found.corrected)
-        ranked = _results(ctx, files, segments, answer, q.lower(), command_filter, n)
-        results, more = paging.page(ranked, offset, max_results)
+        ranked = _results(ctx, files, segments, answer, q.lower(), command_filter, n, offset)
+        shown, more = paging.page(ranked, offset, max_results)
+        results = [hit for hit in shown if hit is not None]
         mark_stale(snapshot, root, results, lambda h: h.id)
     answered = SearchReportsResult(
         results=results,
@@ -161,11 +162,14 @@ def _results(
     lowered: str,
     command: str | None,
     max_results: int,
-) -> list[ReportHit]:
+    offset: int = 0,
+) -> list[ReportHit | None]:
     """The best hits of the tier that answered. A file deleted (or made unreadable) since
     the index saw it has no hit: the next best takes its place, so that a search still
-    fills max_results when it can."""
+    fills max_results when it can. The first ``offset`` hits, which the page does not
+    show, are only read to know that they are there (None in their place)."""
     hits: dict[str, ReportHit | None] = {}
+    readable: dict[str, bool] = {}
     found = answer.found
     n = max_results
     while True:
@@ -174,12 +178,19 @@ def _results(
             chosen = best_related(pairs, n, answer.words)
         else:
             chosen = best(found, n)
+        results: list[ReportHit | None] = []
         for ranked in chosen:
-            if ranked.key not in hits:
-                hits[ranked.key] = report_hit(
-                    ctx.settings, files, ranked, answer.match, answer.needles
-                )
-        results = [hit for ranked in chosen if (hit := hits[ranked.key]) is not None]
+            key = ranked.key
+            if len(results) < offset and key not in hits:
+                if key not in readable:
+                    readable[key] = files.text(key) is not None
+                if readable[key]:
+                    results.append(None)
+                continue
+            if key not in hits:
+                hits[key] = report_hit(ctx.settings, files, ranked, answer.match, answer.needles)
+            if hits[key] is not None:
+                results.append(hits[key])
         if len(results) >= max_results or len(chosen) < n:
             return results[:max_results]
         n += max_results - len(results)
