@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pytest
 from site_corpus import (
@@ -111,14 +111,23 @@ class _Links(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.hrefs: list[str] = []
+        self.hits: list[str] = []  # the links of a results page's hits (their titles)
         self.tags: list[tuple[str, dict[str, str | None]]] = []
         self.text: list[str] = []
+        self._in_h3 = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append((tag, dict(attrs)))
         href = dict(attrs).get("href")
         if tag == "a" and href:
             self.hrefs.append(href)
+            if self._in_h3:
+                self.hits.append(href)
+        self._in_h3 = tag == "h3" or (self._in_h3 and tag != "a")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "h3":
+            self._in_h3 = False
 
     def handle_data(self, data: str) -> None:
         self.text.append(data)
@@ -128,6 +137,11 @@ def parsed(html: str) -> _Links:
     parser = _Links()
     parser.feed(html)
     return parser
+
+
+def hit_links(html: str) -> list[str]:
+    """The links of a results page's hits, best first."""
+    return parsed(html).hits
 
 
 def error_of(response: Any) -> dict[str, str]:
@@ -167,19 +181,18 @@ def test_a_search_finds_every_collection_and_links_each_hit_to_its_page(
 ) -> None:
     page = client.get("/", params={"q": "klystron"})
     assert page.status_code == 200
-    hrefs = parsed(page.text).hrefs
+    hrefs = hit_links(page.text)
     assert f"/reports/{COMMAND}/{REPORT}?q=klystron#L1" in hrefs
     assert f"/commands/{COMMAND}?q=klystron" in hrefs
     assert f"/conversations/{CONVERSATION}?q=klystron#L2" in hrefs
     assert f"/elog/{ROOT_ID}?q=klystron" in hrefs
     assert "<mark>klystron</mark>" in page.text.lower()
     for href in hrefs:
-        if href.startswith(("/reports/", "/commands/", "/conversations/", "/elog/")):
-            assert client.get(href.partition("#")[0]).status_code == 200, href
+        assert client.get(href.partition("#")[0]).status_code == 200, href
 
 
 def test_snippets_are_escaped_before_their_matches_are_marked(client: TestClient) -> None:
-    page = client.get("/", params={"q": "klystron interlock", "c": "reports"})
+    page = client.get("/", params={"q": "klystron interlock in:reports"})
     snippets = re.findall(r'<p class="snippet">(.*?)</p>', page.text, re.DOTALL)
     assert snippets
     for snippet in snippets:
@@ -188,52 +201,156 @@ def test_snippets_are_escaped_before_their_matches_are_marked(client: TestClient
         assert not re.sub(r"</?mark>", "", snippet).count("<")
 
 
-def test_ticking_collections_searches_only_those(client: TestClient) -> None:
-    page = client.get("/", params=[("q", "klystron"), ("c", "elog"), ("c", "commands")])
-    hrefs = [h for h in parsed(page.text).hrefs if h.startswith(("/reports/", "/conv"))]
-    assert hrefs == []
-    assert f"/elog/{ROOT_ID}?q=klystron" in parsed(page.text).hrefs
-    assert "in Commands and ELOG" in page.text
+# Each filter typed in the box, and the same chosen in the Filters panel (sent as the
+# form sends it: the box, the panel, and "f", the filters the panel showed).
+TYPED_AND_CHOSEN = [
+    ("klystron in:commands in:elog", [("c", "elog"), ("c", "commands")]),
+    (f"interlock command:{COMMAND}", [("command", COMMAND)]),
+    (
+        "klystron since:2025-11-01 until:2025-11-30",
+        [("since", "2025-11-01"), ("until", "2025-11-30")],
+    ),
+    ("klystron category:Problem system:RF", [("category", "Problem"), ("system", "RF")]),
+]
 
 
-def test_a_command_filter_searches_that_commands_reports_only(client: TestClient) -> None:
-    page = client.get("/", params={"q": "interlock", "command": COMMAND})
+@pytest.mark.parametrize(("typed", "chosen"), TYPED_AND_CHOSEN)
+def test_a_filter_chosen_in_the_panel_is_written_into_the_box_and_answers_as_typed(
+    client: TestClient, typed: str, chosen: list[tuple[str, str]]
+) -> None:
+    words = typed.split()[0]
+    sent = client.get("/", params=[("q", words), ("f", ""), *chosen], follow_redirects=False)
+    assert sent.status_code == 303
+    location = sent.headers["location"]
+    assert location == "/?" + urlencode({"q": typed})
+    from_panel = client.get(location)
+    from_box = client.get("/", params={"q": typed})
+    assert from_panel.status_code == from_box.status_code == 200
+    assert hit_links(from_panel.text) == hit_links(from_box.text)
+    # The box shows the query; the panel shows its filters as chosen.
+    box = [a for tag, a in parsed(from_box.text).tags if a.get("id") == "q"]
+    assert box[0].get("value") == typed
+    for name, value in chosen:
+        assert panel_value(from_box.text, name, value), (name, value)
+
+
+def panel_value(html: str, name: str, value: str) -> bool:
+    """Whether the Filters panel shows ``value`` chosen for ``name``."""
+    for tag, attrs in parsed(html).tags:
+        if tag == "input" and attrs.get("name") == name:
+            if attrs.get("type") == "checkbox":
+                if attrs.get("value") == value and "checked" in attrs:
+                    return True
+            elif attrs.get("value") == value:
+                return True
+    selects = re.findall(rf'<select id="{name}" name="{name}">(.*?)</select>', html, re.DOTALL)
+    return any(f'<option value="{value}" selected' in options for options in selects)
+
+
+def test_typed_collections_search_only_those(client: TestClient) -> None:
+    page = client.get("/", params={"q": "klystron in:elog,commands"})
+    hrefs = hit_links(page.text)
+    assert hrefs and not [h for h in hrefs if h.startswith(("/reports/", "/conv"))]
+    assert f"/elog/{ROOT_ID}?q=klystron+in%3Aelog%2Ccommands" in hrefs
+    assert "across Commands and ELOG" in page.text
+    assert "read as: klystron, in commands and elog" in page.text
+
+
+def test_a_command_filter_searches_that_commands_reports_and_the_command(
+    client: TestClient,
+) -> None:
+    page = client.get("/", params={"q": f"interlock command:{COMMAND}"})
     assert page.status_code == 200
-    hits = [h for h in parsed(page.text).hrefs if h.startswith(("/reports/", "/elog/", "/com"))]
-    assert hits == [f"/reports/{COMMAND}/{REPORT}?q=interlock#L1"]
-    assert f"the reports of {COMMAND}" in page.text
+    query = urlencode({"q": f"interlock command:{COMMAND}"})
+    assert sorted(hit_links(page.text)) == sorted(
+        [f"/commands/{COMMAND}?{query}", f"/reports/{COMMAND}/{REPORT}?{query}#L1"]
+    )
+    assert f"read as: interlock, command {COMMAND}" in page.text
 
 
 def test_elog_filters_list_the_logbook_newest_first_even_without_words(
     client: TestClient,
 ) -> None:
-    page = client.get("/", params={"category": "Problem", "system": "RF"})
+    page = client.get("/", params={"q": "category:Problem system:RF"})
     assert page.status_code == 200
-    hits = [h for h in parsed(page.text).hrefs if h.startswith("/elog/")]
-    assert hits == [f"/elog/{LAST_ID}", f"/elog/{HTML_ID}", f"/elog/{ROOT_ID}"]
-    none = client.get("/", params={"q": "klystron", "category": "Info"})
-    assert [h for h in parsed(none.text).hrefs if h.startswith("/elog/")] == []
+    assert hit_links(page.text) == [
+        f"/elog/{n}?q=category%3AProblem+system%3ARF" for n in (LAST_ID, HTML_ID, ROOT_ID)
+    ]
+    assert "matched newest first" in page.text
+    none = client.get("/", params={"q": "klystron category:Info"})
+    assert hit_links(none.text) == []
 
 
 def test_a_date_range_keeps_dated_documents_within_it(client: TestClient) -> None:
-    inside = client.get("/", params={"q": "klystron", "since": "2025-11-01", "until": "2025-11-30"})
-    hrefs = parsed(inside.text).hrefs
-    assert f"/elog/{ROOT_ID}?q=klystron" in hrefs
+    inside = client.get("/", params={"q": "klystron since:2025-11 until:2025-11"})
+    hrefs = hit_links(inside.text)
+    assert any(h.startswith(f"/elog/{ROOT_ID}?") for h in hrefs)
     assert not [h for h in hrefs if h.startswith("/commands/")]  # commands have no date
-    before = client.get("/", params={"q": "klystron", "until": "2025-01-01"})
-    assert not [h for h in parsed(before.text).hrefs if h.startswith(("/elog/", "/reports/"))]
+    before = client.get("/", params={"q": "klystron until:2025-01-01"})
+    assert not [h for h in hit_links(before.text) if h.startswith(("/elog/", "/reports/"))]
+
+
+def test_unticking_a_typed_collection_in_the_panel_takes_it_out_of_the_box(
+    client: TestClient,
+) -> None:
+    # The panel showed in:elog (f); it is sent unticked, the box unchanged: the panel wins.
+    sent = client.get("/", params={"q": "klystron in:elog", "f": "in:elog"}, follow_redirects=False)
+    assert sent.headers["location"] == "/?q=klystron"
+    # A filter typed while the panel is unchanged is kept.
+    typed = client.get("/", params={"q": "klystron in:elog", "f": ""}, follow_redirects=False)
+    assert typed.headers["location"] == "/?" + urlencode({"q": "klystron in:elog"})
+    # The panel changed and the box typed: each keeps what was changed where.
+    both = client.get(
+        "/",
+        params={"q": "klystron since:2025-01", "f": "", "category": "Problem"},
+        follow_redirects=False,
+    )
+    assert both.headers["location"] == "/?" + urlencode(
+        {"q": "klystron since:2025-01-01 category:Problem"}
+    )
+
+
+def test_the_note_says_how_the_query_was_read(client: TestClient) -> None:
+    page = client.get("/", params={"q": 'klystron -modulator "interlock" in:reports'})
+    assert page.status_code == 200
+    notes = re.findall(r'<p class="note read-as">(.*?)</p>', page.text, re.DOTALL)
+    assert notes == ["read as: klystron and &#34;interlock&#34;, without modulator, in reports"]
+    assert "The 1 best hits" not in page.text  # one hit and no more: "1 hit"
+    assert re.search(r'<h2 id="results-title">1 hit in Reports</h2>', page.text)
+    # Only the words searched for are marked, not the operators' words.
+    marks = {m.lower() for m in re.findall(r"<mark>(.*?)</mark>", page.text)}
+    assert marks <= {"klystron", "interlock", "klystron interlock"} and "reports" not in marks
+
+
+def test_the_heading_says_the_best_hits_across_all_collections(client: TestClient) -> None:
+    page = client.get("/", params={"q": "klystron", "n": "2"})
+    assert re.search(
+        r'<h2 id="results-title">The 2 best hits across all collections</h2>', page.text
+    )
+    assert "in every collection" not in page.text
+
+
+def test_command_hits_say_how_they_matched_in_words(client: TestClient) -> None:
+    page = client.get("/", params={"q": "klystron in:commands"})
+    matched = re.findall(r'<span class="match">matched (.*?)</span>', page.text)
+    assert matched and set(matched) <= {"its name", "its text", "its reports"}
+    assert "tier1" not in page.text and "tier2" not in page.text
 
 
 @pytest.mark.parametrize(
     ("params", "code"),
     [
+        ({"q": "klystron since:2025-13-01"}, "INVALID_QUERY"),
         ({"q": "klystron", "since": "2025-13-01"}, "INVALID_DATE_RANGE"),
-        ({"q": "klystron", "since": "2025-12-01", "until": "2025-11-01"}, "INVALID_DATE_RANGE"),
-        ({"q": "klystron", "command": COMMAND, "category": "Problem"}, "INVALID_ARGUMENT"),
+        ({"q": "klystron", "since": "2025-12-01", "until": "2025-11-01"}, "INVALID_QUERY"),
+        ({"q": f"klystron command:{COMMAND} category:Problem"}, "INVALID_QUERY"),
         ({"q": "klystron", "c": "nowhere"}, "INVALID_ARGUMENT"),
+        ({"q": "klystron in:nowhere"}, "INVALID_QUERY"),
         ({"q": "klystron", "n": "500"}, "INVALID_ARGUMENT"),
         ({"q": "x" * 1001}, "INVALID_QUERY"),
-        ({"q": "klystron", "command": "../etc"}, "INVALID_COMMAND_FILTER"),
+        ({"q": "klystron", "command": "../etc"}, "INVALID_QUERY"),
+        ({"q": "-klystron"}, "INVALID_QUERY"),
+        ({"q": "klystron", "category": 'a "quoted" value'}, "INVALID_QUERY"),
     ],
 )
 def test_a_bad_search_is_a_readable_message_with_http_400(
@@ -429,8 +546,7 @@ def test_a_hostile_title_is_the_page_title_as_text(client: TestClient) -> None:
 
 def test_the_hostile_documents_are_found_and_each_link_opens_its_page(client: TestClient) -> None:
     page = client.get("/", params={"q": MARK, "n": "50"})
-    hrefs = [h for h in parsed(page.text).hrefs if h.startswith(("/reports/", "/com", "/conv"))]
-    hrefs += [h for h in parsed(page.text).hrefs if h.startswith("/elog/")]
+    hrefs = hit_links(page.text)
     assert len(hrefs) == 8
     for href in hrefs:
         opened = client.get(href.partition("#")[0])
@@ -461,12 +577,12 @@ def test_an_error_shows_the_hostile_value_it_refuses_as_text(
     page = client.get(path, params=params)
     assert page.status_code == status and 'role="alert"' in page.text
     shows_as_text(page.text, [H_BARE])
-    # The form keeps what was typed, as the value of its field (a category is chosen
-    # from a list, which does not hold this one).
-    typed = [tag for tag in parsed(page.text).tags if tag[0] == "input"]
+    # The form keeps what was typed: in its field when it cannot be written into the
+    # box, else in the box (a category is chosen from a list, which does not hold this
+    # one).
+    typed = [a.get("value") or "" for tag, a in parsed(page.text).tags if tag == "input"]
     for name, value in params.items():
-        fields = [a for _, a in typed if a.get("name") == name]
-        assert name == "category" or fields[0].get("value") == value, (name, fields)
+        assert any(value in field for field in typed), (name, typed)
 
 
 def test_a_hostile_query_is_kept_as_text_on_every_document_page(client: TestClient) -> None:
@@ -484,10 +600,14 @@ def test_a_hostile_query_is_kept_as_text_on_every_document_page(client: TestClie
         no_live_script(page.text)
 
 
-def test_a_hostile_command_filter_names_the_reports_it_searched(client: TestClient) -> None:
+def test_a_hostile_command_filter_names_the_command_it_searched(client: TestClient) -> None:
     page = client.get("/", params={"q": MARK, "command": H_FOLDER})
     assert page.status_code == 200
-    shows_as_text(page.text, [f"the reports of {H_FOLDER}", H_REPORT, H_REPORT_LONG])
+    shows_as_text(page.text, [f'command "{H_FOLDER}"', H_REPORT, H_REPORT_LONG])
+    # The box holds the filter, the panel shows it, each as text.
+    box = [a for tag, a in parsed(page.text).tags if a.get("id") == "q"]
+    assert box[0].get("value") == f'{MARK} command:"{H_FOLDER}"'
+    assert panel_value(page.text, "command", H_FOLDER)
 
 
 def test_hostile_elog_options_show_as_text_in_the_form_and_filter_as_written(
@@ -506,14 +626,14 @@ def test_hostile_elog_options_show_as_text_in_the_form_and_filter_as_written(
     options = [a.get("value") for tag, a in parsed(form.text).tags if tag == "option"]
     assert {H_SCRIPT, H_ENTITY, H_RICH, H_JS} <= set(options)
     found = client.get("/", params={"category": H_SCRIPT, "system": H_JS})
-    assert [h for h in parsed(found.text).hrefs if h.startswith("/elog/")] == [f"/elog/{H_ROOT_ID}"]
+    assert [h.partition("?")[0] for h in hit_links(found.text)] == [f"/elog/{H_ROOT_ID}"]
     shows_as_text(found.text, [H_TITLE])
     selected = [a.get("value") for tag, a in parsed(found.text).tags if "selected" in a]
     assert H_SCRIPT in selected and H_JS in selected
     # A note that names the filters quotes them as text.
     none = client.get("/", params={"q": MARK, "category": H_ENTITY, "domain": H_BARE})
-    assert [h for h in parsed(none.text).hrefs if h.startswith("/elog/")] == []
-    shows_as_text(none.text, [f"category '{H_ENTITY}'", f"domain '{H_BARE}'"])
+    assert hit_links(none.text) == []
+    shows_as_text(none.text, [f'category "{H_ENTITY}"', f'domain "{H_BARE}"'])
     domain = [a for tag, a in parsed(none.text).tags if tag == "input" and a.get("id") == "domain"]
     assert domain[0].get("value") == H_BARE
 
@@ -538,7 +658,9 @@ def test_the_status_page_shows_hostile_folder_names_as_text(
 def test_the_status_page_shows_collections_documents_and_the_watcher(client: TestClient) -> None:
     page = client.get("/status")
     assert page.status_code == 200
-    rows = re.findall(r'<th scope="row">(\w+)</th>\s*<td class="num">(\d+)</td>', page.text)
+    rows = re.findall(
+        r'<th scope="row"><a href="/(\w+)"[^>]*>\1</a></th>\s*<td class="num">(\d+)</td>', page.text
+    )
     assert dict(rows) == {"reports": "3", "commands": "3", "conversations": "4", "elog": "5"}
     assert "Recent commits" in page.text
     assert "No watcher has run on this index" in page.text
@@ -754,8 +876,11 @@ def test_a_runaway_regex_in_the_elog_is_504_on_the_page_and_in_the_api(
     answer = client.get("/api/search_elog", params={"query": "(a|aa)+!x"})
     assert answer.status_code == 504
     assert error_of(answer)["code"] == "SEARCH_TIMEOUT"
-    page = client.get("/", params={"q": "(a|aa)+!x", "category": "Problem"})
+    page = client.get("/", params={"q": "(a|aa)+!x category:Problem"})
     assert page.status_code == 504 and "SEARCH_TIMEOUT" in page.text
+    # Through the search tool too: no collection could be searched.
+    both = client.get("/api/search", params={"query": "(a|aa)+!x in:elog"})
+    assert both.status_code == 504 and error_of(both)["code"] == "SEARCH_TIMEOUT"
 
 
 def test_a_damaged_index_is_503_index_unavailable_then_answers_again(

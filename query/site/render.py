@@ -20,6 +20,9 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from markupsafe import Markup, escape
 
+from query import syntax
+from query.errors import TroveError
+
 # Words shorter than this are not marked (single letters would mark half a page), unless
 # they are CJK characters, which are words of their own.
 MIN_TERM_CHARS = 2
@@ -32,14 +35,25 @@ URL_SCHEMES = {"http", "https", "mailto"}
 
 
 def query_terms(query: str | None) -> list[str]:
-    """The words of a query worth marking in a text, longest first."""
+    """The words and phrases a query searches for (not what it leaves out, nor its
+    filters: query/syntax.py reads it), worth marking in a text, longest first."""
     if not query:
         return []
-    words = [w for w in re.split(r"\W+", query) if w]
-    kept = [w for w in words if len(w) >= MIN_TERM_CHARS or _CJK.match(w)]
-    phrase = query.strip()
-    if len(kept) > 1 and phrase:
-        kept.append(phrase)
+    try:
+        alternatives = syntax.parse(query, require_words=False).alternatives
+    except TroveError:  # marked as words all the same
+        clauses, phrases = [query.strip()], []
+    else:
+        clauses = [c.words_text() for c in alternatives]
+        phrases = [p for c in alternatives for p in c.phrases]
+    kept: list[str] = []
+    for clause in clauses:
+        words = [w for w in re.split(r"\W+", clause) if w]
+        words = [w for w in words if len(w) >= MIN_TERM_CHARS or _CJK.match(w)]
+        kept += words
+        if len(words) > 1:
+            kept.append(clause)
+    kept += phrases
     unique = list(dict.fromkeys(w.lower() for w in kept))[:MAX_TERMS]
     return sorted(unique, key=len, reverse=True)
 
@@ -174,3 +188,9 @@ def frontmatter_value(value: Any) -> str:
     if isinstance(value, dict):
         return "; ".join(f"{k}: {frontmatter_value(v)}" for k, v in value.items())
     return "" if value is None else str(value)
+
+
+def inline_markdown(text: str) -> Markup:
+    """One line of markdown (code spans, emphasis, links) as HTML; raw HTML shown as
+    text."""
+    return Markup(_markdown(()).renderInline(text))

@@ -21,7 +21,7 @@ from indexer.errors import IndexLockedError, StoreError
 from indexer.status import human_size, local_time
 from query.errors import TroveError
 from query.mcp_server import elog_filter_values
-from query.site import api, documents, render, search_page, status_page
+from query.site import api, browse, documents, render, search_page, status_page, syntax_help
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -77,13 +77,14 @@ async def _run(call: Callable[..., T], *args: Any) -> T:
 def add_routes(server: TroveServer) -> None:
     """The search page, the document pages, /status, /api/{tool} and /static/ on the
     server's HTTP app (call before its streamable_http_app is made)."""
-    from starlette.responses import HTMLResponse, Response
+    from starlette.responses import HTMLResponse, RedirectResponse, Response
 
     settings = server.trove_settings
     ctx = server.ctx
     env = templates()
     static = {name: (HERE / "static" / name).read_bytes() for name in STATIC}
     choices = elog_filter_values(settings)
+    operators = syntax_help.operators()
 
     def page(name: str, status_code: int = 200, **values: Any) -> HTMLResponse:
         values.setdefault("q", "")
@@ -111,17 +112,22 @@ def add_routes(server: TroveServer) -> None:
             form = search_page.SearchForm.from_params(request.query_params)
         except TroveError as error:
             return error_page(error, q=request.query_params.get("q", ""))
+        if form.redirect is not None:
+            return RedirectResponse(form.redirect, status_code=303, headers=HEADERS)
         values: dict[str, Any] = {
             "form": form,
             "q": form.q,
             "choices": choices,
             "collections": search_page.LABELS,
             "sizes": search_page.PAGE_SIZES,
+            "hint": syntax_help.HINT,
             "answer": None,
-            "error": None,
+            "error": form.error,
             "title": form.q or "search",
         }
-        if not form.asked:
+        if form.error is not None:
+            return page("search.html", api.status_of(form.error.code), **values)
+        if not form.q:
             return page("search.html", **values)
         try:
             answer = await _run(search_page.run, ctx, form)
@@ -132,6 +138,14 @@ def add_routes(server: TroveServer) -> None:
         values["answer"] = answer
         values["snippets"] = [render.highlight(h.hit.snippet, terms) for h in answer.hits]
         return page("search.html", **values)
+
+    @route("/help")
+    async def help_page(request: Request) -> Response:
+        return page(
+            "help.html", operators=operators, examples=syntax_help.examples(), title="how to search"
+        )
+
+    browse.add_routes(route, page, error_page, _run, ctx)
 
     def document(
         path: str, fetch: Callable[..., Any], *params: str
@@ -193,7 +207,7 @@ def add_routes(server: TroveServer) -> None:
     @route("/status")
     async def status(request: Request) -> Response:
         shown = await _run(status_page.status, ctx.watcher)
-        return page("status.html", status=shown, title="status")
+        return page("status.html", status=shown, browse=browse.COLLECTION_LISTS, title="status")
 
     @route("/static/{name}")
     async def static_file(request: Request) -> Response:
