@@ -4,11 +4,14 @@ documents of site_corpus.py, some of which hold script).
 
 Each page's first paint is measured with the browser's performance API and printed (run
 with -s to see it), never asserted; each page's screenshot is saved in tests/screenshots/.
+The README's screenshots (docs/page-*.png) are some of these: run the tests with
+TROVE_DOCS_SCREENSHOTS=1 to copy them there.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import signal
 import sys
@@ -81,6 +84,15 @@ if CHROMIUM.exists():
     from selenium.webdriver.support.wait import WebDriverWait
 
 FIRST_PAINT: dict[str, float] = {}
+# The screenshots docs/ holds (as page-NAME.png), updated with TROVE_DOCS_SCREENSHOTS=1.
+DOCS = REPO / "docs"
+DOCS_SCREENSHOTS = (
+    "search",
+    "search-phone",
+    "search-typed-filters",
+    "browse-elog",
+    "elog-thread",
+)
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +171,8 @@ def first_paint(driver: WebDriver, name: str) -> float:
 def screenshot(driver: WebDriver, name: str) -> None:
     SCREENSHOTS.mkdir(exist_ok=True)
     assert driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+    if name in DOCS_SCREENSHOTS and os.environ.get("TROVE_DOCS_SCREENSHOTS") == "1":
+        shutil.copyfile(SCREENSHOTS / f"{name}.png", DOCS / f"page-{name}.png")
 
 
 def nothing_ran(driver: WebDriver) -> None:
@@ -196,8 +210,8 @@ def search_with_enter(driver: WebDriver, base_url: str, words: str) -> None:
     box = driver.switch_to.active_element  # autofocus: the search box has the focus
     assert box.get_attribute("id") == "q"
     box.send_keys(words, Keys.ENTER)
-    wait(driver).until(expected_conditions.url_contains("q="))
     wait(driver).until(expected_conditions.presence_of_element_located((By.ID, "results-title")))
+    wait(driver).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
 # --------------------------------------------------------------------------- tests
@@ -237,17 +251,153 @@ def test_filters_chosen_in_the_form_narrow_the_search(page: WebDriver, base_url:
     wait(page).until(expected_conditions.presence_of_element_located((By.ID, "results-title")))
     found = hits(page)
     assert found and {label for label, _ in found} == {"ELOG"}
-    # The form keeps what was asked, and an ELOG category narrows further.
+    # The panel's choice is written into the box, and the panel keeps it.
+    assert box_value(page) == "klystron in:elog"
     assert page.find_element(By.CSS_SELECTOR, "input[name=c][value=elog]").is_selected()
+    # An ELOG category narrows further, and shows in the box too.
+    page.find_element(By.CSS_SELECTOR, "details.filters summary").click()
     category = page.find_element(By.ID, "category")
     category.find_element(By.CSS_SELECTOR, "option[value=Problem]").click()
     page.find_element(By.CSS_SELECTOR, "details.filters button[type=submit]").click()
-    wait(page).until(expected_conditions.url_contains("category=Problem"))
+    loaded(page, "category%3AProblem")
+    assert box_value(page) == "klystron in:elog category:Problem"
     problem = hits(page)
     assert problem and len(problem) <= len(found)
-    assert f"/elog/{ROOT_ID}?q=klystron" in {href.removeprefix(base_url) for _, href in problem}
+    query = "?q=klystron+in%3Aelog+category%3AProblem"
+    assert f"/elog/{ROOT_ID}{query}" in {href.removeprefix(base_url) for _, href in problem}
     first_paint(page, "filtered search")
     screenshot(page, "search-filtered")
+
+
+def loaded(driver: WebDriver, url_part: str) -> None:
+    """Wait for a page whose URL holds ``url_part`` to have loaded whole."""
+    wait(driver).until(expected_conditions.url_contains(url_part))
+    wait(driver).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def box_value(driver: WebDriver) -> str:
+    return driver.find_element(By.ID, "q").get_attribute("value") or ""
+
+
+def test_filters_typed_in_the_box_narrow_the_search_and_show_in_the_panel(
+    page: WebDriver, base_url: str
+) -> None:
+    search_with_enter(page, base_url, 'klystron -modulator in:elog since:2025-11 "tripped"')
+    found = hits(page)
+    assert found and {label for label, _ in found} == {"ELOG"}
+    note = page.find_element(By.CSS_SELECTOR, ".note.read-as").text
+    assert note == 'read as: klystron and "tripped", without modulator, in elog, since 2025-11-01'
+    # The panel says what it has chosen, and shows the typed filters as chosen in it.
+    summary = page.find_element(By.CSS_SELECTOR, "details.filters summary")
+    assert summary.text == "Filters: in elog, since 2025-11-01"
+    first_paint(page, "typed filters")
+    screenshot(page, "search-typed-filters")
+    summary.click()
+    assert page.find_element(By.CSS_SELECTOR, "input[name=c][value=elog]").is_selected()
+    assert not page.find_element(By.CSS_SELECTOR, "input[name=c][value=reports]").is_selected()
+    assert page.find_element(By.ID, "since").get_attribute("value") == "2025-11-01"
+    # Unticking the collection in the panel takes it out of the box.
+    page.find_element(By.CSS_SELECTOR, "input[name=c][value=elog]").click()
+    page.find_element(By.CSS_SELECTOR, "details.filters button[type=submit]").click()
+    loaded(page, "?q=klystron+%22tripped%22+-modulator+since%3A2025-11-01")
+    assert box_value(page) == 'klystron "tripped" -modulator since:2025-11-01'
+    assert {label for label, _ in hits(page)} >= {"ELOG"}
+    nothing_ran(page)
+
+
+def test_the_help_page_lists_the_operators_and_its_examples_run(
+    page: WebDriver, base_url: str
+) -> None:
+    page.get(f"{base_url}/")
+    page.find_element(By.CSS_SELECTOR, "#hint a[href='/help']").click()
+    wait(page).until(expected_conditions.url_contains("/help"))
+    rows = page.find_elements(By.CSS_SELECTOR, ".help-page tbody tr")
+    assert len(rows) == 8
+    first_paint(page, "help")
+    screenshot(page, "help")
+    examples = [a.get_attribute("href") for a in page.find_elements(By.CSS_SELECTOR, ".examples a")]
+    assert len(examples) >= 10
+    for href in examples:
+        assert href
+        page.get(href)
+        wait(page).until(expected_conditions.presence_of_element_located((By.ID, "results-title")))
+        assert hits(page), href  # each example finds something in the sample data
+        nothing_ran(page)
+
+
+def follow(driver: WebDriver, url: str, link_text: str, lands_on: str) -> None:
+    """Open ``url``, click its link ``link_text``, wait for a URL holding ``lands_on``."""
+    driver.get(url)
+    driver.find_element(By.LINK_TEXT, link_text).click()
+    wait(driver).until(expected_conditions.url_contains(lands_on))
+
+
+def test_a_commands_reports_list_newest_first_and_opens_each(
+    page: WebDriver, base_url: str
+) -> None:
+    command = "proxy-slow-meeting-analysis-command"
+    follow(page, f"{base_url}/reports", command, f"/reports/{command}")
+    dates = [t.text for t in page.find_elements(By.CSS_SELECTOR, "table.listing time")]
+    assert len(dates) >= 5 and dates == sorted(dates, reverse=True)
+    sizes = page.find_elements(By.CSS_SELECTOR, "table.listing td.num")
+    assert all(s.text.endswith("B") for s in sizes)
+    first_paint(page, "reports of a command")
+    screenshot(page, "browse-reports")
+    page.find_element(By.CSS_SELECTOR, "table.listing th a").click()
+    wait(page).until(
+        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, ".markdown"))
+    )
+    nothing_ran(page)
+
+
+def test_an_elog_day_lists_its_entries_and_links_each_thread(
+    page: WebDriver, base_url: str
+) -> None:
+    # From a hit to its day.
+    search_with_enter(page, base_url, "klystron in:elog")
+    day_link = page.find_element(By.CSS_SELECTOR, "li.hit-elog .meta a.list")
+    day = day_link.text
+    day_link.click()
+    wait(page).until(expected_conditions.url_contains(f"/elog?day={day}"))
+    assert page.find_element(By.TAG_NAME, "h1").text == f"ELOG {day}"
+    assert page.find_elements(By.CSS_SELECTOR, ".elog-list > li")
+    nothing_ran(page)
+    # From a month to its day, and from the day to an entry's thread.
+    follow(page, f"{base_url}/elog?month=2025-11", "2025-11-20", "day=2025-11-20")
+    ids = [e.get_attribute("id") for e in page.find_elements(By.CSS_SELECTOR, ".elog-list > li")]
+    assert {f"e{ROOT_ID}", f"e{HTML_ID}", f"e{H_ROOT_ID}"} <= set(ids)
+    nothing_ran(page)
+    page.find_element(By.CSS_SELECTOR, f"#e{HTML_ID} > a").click()
+    wait(page).until(expected_conditions.url_contains(f"/elog/{HTML_ID}"))
+    current = page.find_element(By.CSS_SELECTOR, "li.entry.current")
+    assert current.get_attribute("id") == f"e{HTML_ID}"
+    # A month of the sample logbook, for the screenshot.
+    page.get(f"{base_url}/elog?month=2024-03")
+    assert len(page.find_elements(By.CSS_SELECTOR, ".elog-list > li")) >= 3
+    first_paint(page, "elog month")
+    screenshot(page, "browse-elog")
+
+
+def test_conversations_list_by_date_folder_and_open_each_file(
+    page: WebDriver, base_url: str
+) -> None:
+    follow(page, f"{base_url}/conversations", "2025-11-10", "/conversations/2025-11-10")
+    names = [n.text for n in page.find_elements(By.CSS_SELECTOR, ".conversations strong")]
+    assert "001-klystron-talk" in names
+    first_paint(page, "conversations of a day")
+    screenshot(page, "browse-conversations")
+    page.find_element(By.LINK_TEXT, "notes.md").click()
+    wait(page).until(expected_conditions.url_contains("/conversations/2025-11-10/"))
+    assert page.find_elements(By.CSS_SELECTOR, "ol.lines li")
+    nothing_ran(page)
+
+
+def test_a_bad_day_is_a_clear_error_page(page: WebDriver, base_url: str) -> None:
+    page.get(f"{base_url}/elog?day=2025-13-01")
+    alert = page.find_element(By.CSS_SELECTOR, "[role=alert]")
+    assert "400" in alert.text and "INVALID_DATE_RANGE" in alert.text
+    page.get(f"{base_url}/reports/no-such-command")
+    assert "404" in page.find_element(By.CSS_SELECTOR, "[role=alert]").text
 
 
 def test_a_report_holding_script_renders_and_runs_none_of_it(
@@ -336,6 +486,13 @@ HOSTILE_PAGES = [
         f"/conversations/{quote(H_CONVERSATION)}",
         H_CONVERSATION_FOLDER,
         [H_CONVERSATION_OTHER_FILE],
+    ),
+    (f"/reports/{url_path(H_FOLDER)}", H_FOLDER, [H_REPORT, H_REPORT_LONG]),
+    ("/elog?day=2025-11-20", None, [H_TITLE, H_AUTHOR, H_SCRIPT, H_JS, H_LONG_IN_HITS]),
+    (
+        "/conversations/2025-11-21",
+        None,
+        [H_CONVERSATION_FOLDER, H_CONVERSATION_OTHER_FILE],
     ),
     (
         f"/?q={MARK}&n=50",
@@ -460,6 +617,12 @@ def test_every_page_reads_on_a_phone_without_sideways_scrolling(
         f"/conversations/{quote(CONVERSATION)}",
         f"/elog/{HTML_ID}",
         "/status",
+        "/help",
+        "/reports",
+        f"/reports/{url_path(H_FOLDER)}",
+        "/elog?day=2025-11-20",
+        "/elog",
+        "/conversations/2025-11-21",
         *(path for path, _, _ in HOSTILE_PAGES),
     ]
     for path in paths:
