@@ -25,6 +25,7 @@ from indexer.sources.commands import CommandsSource
 from indexer.sources.registry import get_source
 from indexer.sources.reports import ReportsSource
 from indexer.store import Syncer
+from query.indexes import Indexes
 
 
 def indexed_keys(settings, source) -> dict[str, dict]:
@@ -818,6 +819,42 @@ def test_the_file_stats_are_the_live_file_records(make_settings, write, tmp_path
     assert stats.skipped == {"a/bin.md"}
     assert stats.documents == 4 == index.doc_count()
     assert len(segment_sizes(s, ReportsSource())) == 2
+
+
+def test_a_snapshots_file_state_is_the_live_record_as_files_change(
+    make_settings, write, tmp_path
+) -> None:
+    """Snapshot.file_state reads the fstat column of the segment holding the live record
+    and keeps what it looked up: it follows a record replaced in a newer segment, one
+    deleted, and a new file."""
+    s = make_settings()
+    for i in range(3):
+        write(f"reports/a/r{i}.md", f"report {i}")
+    syncer = Syncer(s, ReportsSource())
+    rels = ["a/r0.md", "a/r1.md", "a/r2.md", "a/r3.md", "a/none.md"]
+
+    indexes = Indexes(s)  # one reader, whose segments keep what they looked up
+
+    def seen() -> dict[str, tuple[int, int] | None]:
+        with indexes.snapshot("reports") as snap:
+            assert snap is not None
+            first = {rel: snap.file_state(rel) for rel in rels}
+            assert first == {rel: snap.file_state(rel) for rel in rels}  # kept: the same
+            return first
+
+    try:
+        for change in (
+            lambda: None,
+            lambda: write("reports/a/r1.md", "edited, and longer"),
+            lambda: (tmp_path / "reports/a/r2.md").unlink(),
+            lambda: write("reports/a/r3.md", "new"),
+        ):
+            change()
+            syncer.reconcile()
+            recorded = lookups.file_states(s, "reports")
+            assert seen() == {rel: recorded.get(rel) for rel in rels}
+    finally:
+        indexes.close()
 
 
 def test_a_reconcile_with_nothing_changed_reads_no_bookkeeping_and_commits_nothing(

@@ -51,11 +51,15 @@ from indexer.engine.base import (
 from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
 from indexer.engine.whoosh.codec import BLOCK_SIZE
-from indexer.engine.whoosh.schema import FILE_KEY_PREFIX
+from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, FILE_STAT, unpack_stat
 from indexer.engine.whoosh.storage import INDEX_NAME
 from indexer.engine.whoosh.tops import read_tops, tops_file_name
 
 log = logging.getLogger(__name__)
+
+
+# File records a segment's memo keeps (about 150 bytes each), looked up by path.
+FILE_RECORDS_KEPT = 65536
 
 
 class _SegmentMemo:
@@ -69,6 +73,8 @@ class _SegmentMemo:
         self.layouts: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
         self.totals: dict[str, int] = {}  # a bytes column's values' length
         self.tops: tuple[FragmentTops | None] | None = None  # read once: (tops or None,)
+        # File records looked up: (mtime_ns, size, doc) by path, None where it has none.
+        self.file_records: dict[str, tuple[int, int, int] | None] = {}
         self.lock = threading.Lock()
 
 
@@ -185,6 +191,28 @@ class WhooshSegment:
 
     def bytes_column(self, name: str) -> _BytesColumn:
         return _BytesColumn(self.reader, self.memo, name)
+
+    def file_record(self, file: str) -> tuple[int, int, int] | None:
+        """A file's record in this segment, if it has one: (mtime_ns, size, document
+        number), looked up by its key and read from the fstat column, then kept (at most
+        FILE_RECORDS_KEPT per segment; the record may since have been deleted)."""
+        kept = self.memo.file_records
+        if file in kept:
+            return kept[file]
+        found = None
+        docs = self.docs_with("key", [FILE_KEY_PREFIX + file])
+        if docs:
+            doc = min(docs)
+            if self.reader.has_column(FILE_STAT):
+                mtime_ns, size = unpack_stat(self.bytes_column(FILE_STAT).value(doc))
+            else:
+                mtime_ns, size = self.reader.stored_fields(doc)["fstate"][:2]
+            found = (int(mtime_ns), int(size), doc)
+        with self.memo.lock:
+            if len(kept) >= FILE_RECORDS_KEPT:
+                kept.clear()
+            kept[file] = found
+        return found
 
     def int_column(self, name: str) -> Sequence[int]:
         values = self.memo.int_columns.get(name)
@@ -410,11 +438,13 @@ class WhooshSnapshot:
             return time.time()
 
     def file_state(self, file: str) -> tuple[int, int] | None:
-        record = self.searcher.document(key=FILE_KEY_PREFIX + file)
-        if record is None or "fstate" not in record:
-            return None
-        mtime_ns, size = record["fstate"][:2]
-        return int(mtime_ns), int(size)
+        """From the segment that holds the file's live record (its stored fields are not
+        read: a page of hits asks for each of its files, and the lookups are kept)."""
+        for segment, _base in self.segments():
+            found = segment.file_record(file)
+            if found is not None and found[2] not in segment.deleted:
+                return found[0], found[1]
+        return None
 
     @property
     def stamp(self) -> tuple[tuple[str, int], ...]:
@@ -502,12 +532,20 @@ class WhooshReader:
         if searcher is not None and self._generation == latest:
             return searcher
         if searcher is not None and self._current_version():
-            # Same schema: refresh reuses the readers of segments that did not change.
+            # Same schema: refresh, then close the old segment readers the new searcher
+            # does not use (Whoosh's refresh looks its reusable readers up by another key
+            # than it files them under: it closes only some of the others, and the rest
+            # hold their files open until collected).
+            old = [r for r, _ in searcher.reader().leaf_readers()]
             try:
                 searcher = searcher.refresh()
             except (OSError, ValueError, EOFError):
                 searcher = None
             else:
+                kept = {id(r) for r, _ in searcher.reader().leaf_readers()}
+                for reader in old:
+                    if id(reader) not in kept and not getattr(reader, "is_closed", True):
+                        reader.close()
                 self._searcher = searcher
                 self._generation = searcher.reader().generation()
                 return searcher

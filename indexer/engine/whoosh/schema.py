@@ -34,6 +34,12 @@ def pack_stat(rel: str, mtime_ns: int, size: int, skipped: bool) -> bytes:
     return _STAT.pack(mtime_ns, size) + bytes([skipped]) + rel.encode("utf-8")
 
 
+def unpack_stat(value: bytes) -> tuple[int, int]:
+    """A file record's fstat value: (mtime_ns, size)."""
+    mtime_ns, size = _STAT.unpack_from(value)
+    return int(mtime_ns), int(size)
+
+
 def unpack_stats(
     data: bytes,
     offsets: Sequence[int],
