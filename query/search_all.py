@@ -355,9 +355,10 @@ def _first(
     its first ``depth``, read page after page; how many match in all; the freshness of the
     last page read; whether ``depth`` cut the search short.
 
-    The first page asks for ``want`` hits; once some were not admitted, the next pages are
-    of ``size``, the largest the search gives: each page is ranked from the top again, so
-    many small pages would cost many times one large one."""
+    The first page asks for ``want`` hits; once some were not admitted, each next page is
+    twice the last, up to ``size``, the largest the search gives: a page is ranked from
+    the top again, so many small pages would cost many times one large one, and a large
+    one costs its hits' excerpts when a few more would do."""
     hits: list[Hit] = []
     at = 0
     n = min(size, want)
@@ -372,7 +373,7 @@ def _first(
             return hits, total, fresh, False
         if more >= depth:
             return hits, total, fresh, depth < tools.MAX_WINDOW
-        at, n = more, size
+        at, n = more, min(size, 2 * n)
 
 
 def _day(value: str | None, name: str) -> date | None:
