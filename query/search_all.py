@@ -275,8 +275,12 @@ def _collection(
             # none can hold it. A conversation's hits are lines: one whose words are on
             # no line together is not looked for.
             page_of = _until_words_end(page_of)
-        depth = tools.MAX_WINDOW if _admits_all(name, parsed, scope) else SCAN_DEPTH
-        hits, found, fresh, cut = _first(page_of, PAGE_SIZES[name], want, admits, depth)
+        checked = not _admits_all(name, parsed, scope)
+        depth = SCAN_DEPTH if checked else tools.MAX_WINDOW
+        # A command search costs as much for a hundred commands as for ten (its tiers
+        # score every command): one checked hit by hit asks for its largest page at once.
+        first = PAGE_SIZES[name] if checked and name == "commands" else want
+        hits, found, fresh, cut = _first(page_of, PAGE_SIZES[name], want, admits, depth, first)
         lists.append(hits)
         total += found
         cut_short = cut_short or cut
@@ -350,18 +354,19 @@ def _first(
     want: int,
     admits: Callable[[Hit], bool],
     depth: int = tools.MAX_WINDOW,
+    first: int | None = None,
 ) -> tuple[list[Hit], int, Freshness, bool]:
     """A collection's first ``want`` hits that ``admits`` (fewer if it has no more) among
     its first ``depth``, read page after page; how many match in all; the freshness of the
     last page read; whether ``depth`` cut the search short.
 
-    The first page asks for ``want`` hits; once some were not admitted, each next page is
-    twice the last, up to ``size``, the largest the search gives: a page is ranked from
-    the top again, so many small pages would cost many times one large one, and a large
-    one costs its hits' excerpts when a few more would do."""
+    The first page asks for ``first`` hits (``want`` unless said); once some were not
+    admitted, each next page is twice the last, up to ``size``, the largest the search
+    gives: a page is ranked from the top again, so many small pages would cost many times
+    one large one, and a large one costs its hits' excerpts when a few more would do."""
     hits: list[Hit] = []
     at = 0
-    n = min(size, want)
+    n = min(size, want if first is None else first)
     while True:
         found, total, fresh, more = page_of(min(n, depth - at), at)
         for hit in found:
