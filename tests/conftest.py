@@ -17,6 +17,9 @@ import pytest
 from indexer.config import Settings, settings_from_dict
 from indexer.daemon import Daemon
 
+# tests/browser.py, the browser tests' plugin, is imported by them before pytest loads it.
+pytest.register_assert_rewrite("browser")
+
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,10 +8,18 @@ browser test can tell that none did.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
 import yaml
+from starlette.testclient import TestClient
+
+from indexer.config import settings_from_dict
+from indexer.reindex import reindex
+from query.mcp_server import build_server
+from query.serve import http_app
 
 COMMAND = "klystron-check"
 REPORT = "klystron_20251120_v1.md"
@@ -220,3 +228,26 @@ def write_corpus(reports: Path, commands: Path, conversations: Path, elog: Path)
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+
+
+@contextmanager
+def served(root: Path) -> Iterator[TestClient]:
+    """A client of `trove serve`'s HTTP app over the documents above, written in ``root``
+    (reports, commands, conversations, elog) and every collection indexed first."""
+    folders = [root / name for name in ("reports", "commands", "conversations", "elog")]
+    write_corpus(*folders)
+    settings = settings_from_dict(
+        {
+            "sources": {f.name: str(f) for f in folders},
+            "index": {"dir": str(root / "index")},
+            "elog": {"rerank": "lexical"},
+        },
+        base=root,
+    )
+    reindex(settings)
+    server = build_server(settings)
+    try:
+        with TestClient(http_app(server, "127.0.0.1", "")) as client:
+            yield client
+    finally:
+        server.close()

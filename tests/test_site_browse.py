@@ -33,21 +33,17 @@ from site_corpus import (
     LAST_ID,
     REPORT,
     ROOT_ID,
+    served,
     url_path,
-    write_corpus,
 )
 from starlette.testclient import TestClient
 from test_site import no_live_script, parsed, shows_as_text
 
-from indexer.config import settings_from_dict
-from indexer.reindex import reindex
 from indexer.sources.conversations import date_folder
 from indexer.sources.reports import date_from_name
 from query.context import QueryContext
 from query.elog import list_elog, search_elog
-from query.mcp_server import build_server
 from query.reports import list_report_commands
-from query.serve import http_app
 from query.site import syntax_help
 from query.syntax import parse
 from query.workspace import list_conversations
@@ -65,22 +61,8 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def client(root: Path) -> Iterator[TestClient]:
-    """The HTTP app over the site corpus, every collection indexed first."""
-    folders = [root / name for name in ("reports", "commands", "conversations", "elog")]
-    write_corpus(*folders)
-    settings = settings_from_dict(
-        {
-            "sources": {f.name: str(f) for f in folders},
-            "index": {"dir": str(root / "index")},
-            "elog": {"rerank": "lexical"},
-        },
-        base=root,
-    )
-    reindex(settings)
-    server = build_server(settings)
-    with TestClient(http_app(server, "127.0.0.1", "")) as test_client:
+    with served(root) as test_client:
         yield test_client
-    server.close()
 
 
 def ok(client: TestClient, path: str) -> str:
