@@ -22,8 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
+
+# A term's postings as arrays: document numbers (ascending) and the term's frequencies.
+Frequencies = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
 
 
 class Block(NamedTuple):
@@ -74,6 +80,12 @@ class Segment(Protocol):
     def blocks(self, field: str, term: int, within: Sequence[int] | None = None) -> Iterator[Block]:
         """The postings of term number ``term`` of ``lexicon(field)``; with ``within``
         (sorted document numbers), at least the blocks that may hold one of them."""
+        ...
+
+    def frequencies(self, field: str, term: int) -> Frequencies:
+        """Every posting of term number ``term`` of ``lexicon(field)`` as two arrays: the
+        document numbers, ascending (deleted ones included, as in ``blocks``), and the
+        term's frequency in each; what ``blocks`` gives, without an object per posting."""
         ...
 
     def docs_with(self, field: str, terms: Iterable[str]) -> set[int]:

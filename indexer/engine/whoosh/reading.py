@@ -43,6 +43,7 @@ from indexer.engine.base import (
     AnyOf,
     Block,
     Boosted,
+    Frequencies,
     PhraseClause,
     Ranked,
     Scored,
@@ -51,6 +52,11 @@ from indexer.engine.base import (
 from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
 from indexer.engine.whoosh.codec import BLOCK_SIZE
+from indexer.engine.whoosh.frequencies import (
+    KeptFrequencies,
+    inlined_frequencies,
+    read_frequencies,
+)
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX
 from indexer.engine.whoosh.storage import INDEX_NAME
 from indexer.engine.whoosh.tops import read_tops, tops_file_name
@@ -69,6 +75,7 @@ class _SegmentMemo:
         self.layouts: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
         self.totals: dict[str, int] = {}  # a bytes column's values' length
         self.tops: tuple[FragmentTops | None] | None = None  # read once: (tops or None,)
+        self.frequencies = KeptFrequencies()  # of its terms of many postings
         self.lock = threading.Lock()
 
 
@@ -172,6 +179,22 @@ class WhooshSegment:
             if size < 0 or end >= len(data):
                 return
             pos, low = end, high
+
+    def frequencies(self, field: str, term: int) -> Frequencies:
+        """Read as ``blocks`` reads them, into arrays; a term of many postings is kept
+        (frequencies.py)."""
+        lex, offsets, lengths = self._lexicon(field)
+        offset = offsets[term]
+        if offset < 0:
+            info = self.reader._terms.term_info(field, lex.term(term).encode("utf-8"))
+            ids, weights, _ = info.inlined_postings()
+            return inlined_frequencies(ids, weights)
+
+        def read() -> Frequencies:
+            data = self.reader._terms._postfile.get(offset, lengths[term])
+            return read_frequencies(data, WHOOSH3_HEADER_MAGIC)
+
+        return self.memo.frequencies.get(field, term, lex.doc_counts[term], read)
 
     def docs_with(self, field: str, terms: Iterable[str]) -> set[int]:
         docs: set[int] = set()
