@@ -3,8 +3,8 @@
     python bench/bench_relevance.py [--cisi ../shared/relevance/cisi] [--work DIR] \
         [--json PATH] [--no-semantic]
 
-CISI (../shared/relevance/README.md): 1,460 library-science abstracts, 112 queries, binary
-judgments for 76 of them. Files are Latin-1. In one run:
+CISI (a test collection; its README gives the bm25s baseline): 1,460 library-science
+abstracts, 112 queries, binary judgments for 76 of them. Files are Latin-1. In one run:
 
   bm25s           the README's baseline: bm25s ``method="lucene"``, k1=1.2, b=0.75,
                   ``bm25s.tokenize(..., stopwords="en", stemmer=Stemmer("english"))``,

@@ -49,6 +49,24 @@ class Selection(Protocol):
     def wants_file(self, parts: tuple[str, ...]) -> bool: ...
 
 
+class Under:
+    """A source seen from one of its sub-folders (for re-walking a changed folder)."""
+
+    def __init__(self, source: Selection, rel: str) -> None:
+        self._source = source
+        self._prefix = tuple(p for p in rel.split("/") if p)
+
+    def wants_dir(self, parts: tuple[str, ...]) -> bool:
+        full = self._prefix + parts
+        return all(self._source.wants_dir(full[:i]) for i in range(1, len(full) + 1))
+
+    def wants_file(self, parts: tuple[str, ...]) -> bool:
+        full = self._prefix + parts
+        return self._source.wants_file(full) and all(
+            self._source.wants_dir(full[:i]) for i in range(1, len(full))
+        )
+
+
 def walk(root: Path, source: Selection) -> Listing:
     """Every file of the collection under ``root`` with its (mtime_ns, size).
 
@@ -166,3 +184,12 @@ def read_file(root: Path, rel: str, max_bytes: int) -> FileData:
         size=st.st_size,
         truncated=st.st_size > len(data),
     )
+
+
+def folder_id(path: Path) -> tuple[int, int] | None:
+    """A folder's identity (device, inode), or None if ``path`` is not a folder."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None

@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from indexer.building import read_build
+from indexer.collection import CollectionIndex
 from indexer.config import Settings
 from indexer.engine import get_engine
 from indexer.engine.base import Reader, Snapshot
 from indexer.engine.faults import release
 from indexer.errors import IndexLockedError
 from indexer.sources.registry import get_source
-from indexer.store import CollectionIndex, Syncer
+from indexer.store import Syncer
 from query.errors import TroveError
 
 T = TypeVar("T")

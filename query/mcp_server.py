@@ -31,7 +31,8 @@ from indexer.sources.elog import allowed_filter_values
 from query import commands, elog, reports, search_all, tools, trove_version, web, workspace
 from query.args import MAX_QUERY_CHARS
 from query.context import QueryContext
-from query.errors import ErrorCode, TroveError
+from query.errors import TroveError
+from query.mcp_arguments import and_list, argument_error
 from query.web import WebSearcher
 
 log = logging.getLogger(__name__)
@@ -55,15 +56,6 @@ LOCAL_READ = ToolAnnotations(
 WEB_READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
 )
-# An argument the SDK rejects gets the code the query functions give the same argument.
-ARGUMENT_CODES: dict[str, ErrorCode] = {
-    "query": "INVALID_QUERY",
-    "command_filter": "INVALID_COMMAND_FILTER",
-    "command_name": "INVALID_COMMAND_FILTER",
-    "date_range": "INVALID_DATE_RANGE",
-    "since": "INVALID_DATE_RANGE",
-    "until": "INVALID_DATE_RANGE",
-}
 # The search_workspace spec's wording (MCP-SEARCH-002), word for word.
 DATE_RANGE_DESCRIPTION = (
     "Filter by date range. Supports YYYY-MM (month) or YYYY-MM-DD (day) format. Month "
@@ -102,14 +94,14 @@ class TroveServer(MCPServer):
         if schema is None:
             raise ToolError(
                 f"Error executing tool {name}: NOT_FOUND: there is no such tool; the tools "
-                f"are {_and(schemas)}"
+                f"are {and_list(schemas)}"
             )
         known = schema.get("properties", {})
         unknown = [key for key in arguments if key not in known]
         if unknown:  # the SDK would drop them silently
             raise ToolError(
                 f"Error executing tool {name}: INVALID_ARGUMENT: {name} has no argument "
-                f"{_and(repr(k) for k in unknown)}; its arguments are {_and(known)}"
+                f"{and_list(repr(k) for k in unknown)}; its arguments are {and_list(known)}"
             )
         try:
             return await super().call_tool(name, arguments, context)
@@ -126,59 +118,6 @@ class TroveServer(MCPServer):
         if not self._schemas:
             self._schemas = {t.name: t.input_schema for t in await self.list_tools()}
         return self._schemas
-
-
-def argument_error(exc: ValidationError, schema: dict[str, Any]) -> str:
-    """'CODE: message' for arguments pydantic rejected, in the words of query/args.py."""
-    problems: list[str] = []
-    code: ErrorCode | None = None
-    for err in exc.errors(include_url=False):
-        field = str(err["loc"][0]) if err["loc"] else "arguments"
-        code = code or ARGUMENT_CODES.get(field, "INVALID_ARGUMENT")
-        problems.append(_problem(field, err, schema.get("properties", {}).get(field, {})))
-    return f"{code or 'INVALID_ARGUMENT'}: {'; '.join(problems)}"
-
-
-def _problem(field: str, err: Any, prop: dict[str, Any]) -> str:
-    kind = err["type"]
-    given = _shown(err.get("input"))
-    if kind == "missing":
-        return f"{field} is required" + (
-            "; give the words to search for" if field == "query" else ""
-        )
-    if kind in ("greater_than_equal", "less_than_equal"):
-        return f"{field} must be {_allowed_range(prop)}, got {given}"
-    if kind.startswith("int_"):
-        return f"{field} must be a whole number, got {given}"
-    if kind.startswith("bool_"):
-        return f"{field} must be true or false, got {given}"
-    if kind == "string_too_short":
-        return f"{field} is empty; give one or more words to search for"
-    if kind == "string_too_long":
-        return (
-            f"{field} is {len(err.get('input') or '')} characters long; "
-            f"the limit is {err['ctx']['max_length']}"
-        )
-    if kind.startswith("string_"):
-        return f"{field} must be text, got {given}"
-    return f"{field}: {err['msg']}, got {given}"
-
-
-def _allowed_range(prop: dict[str, Any]) -> str:
-    low, high = prop.get("minimum"), prop.get("maximum")
-    if low is not None and high is not None:
-        return f"between {low} and {high}"
-    return f"at least {low}" if low is not None else f"at most {high}"
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _and(items: Any) -> str:
-    items = list(items)
-    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
 
 
 async def run_query(call: Callable[..., T], *args: Any) -> T:

@@ -96,8 +96,19 @@ def _cut(line: str) -> str:
     return body[:MAX_LINE_CHARS] + LINE_CUT.format(n=len(body)) + line[len(body) :]
 
 
+def unfilled(offset: int) -> dict[str, Any]:
+    """The part fields of an answer not yet ``filled``: ``Model(..., **unfilled(offset))``."""
+    return {
+        "content": "",
+        "start_line": offset,
+        "end_line": offset - 1,
+        "total_lines": 0,
+        "next_offset": None,
+    }
+
+
 def filled(answer: A, text: str, offset: int, limit: int | None, whole: bool = False) -> A:
-    """``answer`` (a model with ``content`` empty and the part fields) holding the part of
+    """``answer`` (a model made with ``unfilled`` part fields) holding the part of
     ``text`` from line ``offset``, sized to the answer's budget (its ``note`` added to
     the answer's); with ``whole``, all of it, lines uncut (for the web page, which shows a
     document whole)."""

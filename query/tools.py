@@ -58,6 +58,11 @@ class Count(Bounds):
 
     default: int = 0
 
+    def fit(self, answer: Any, hits: str, offset: int, value: int) -> None:
+        """Cut ``answer``'s page (its list ``hits``) to its budget (query/budget.py): the
+        default one when ``value``, this argument as asked, is its default."""
+        budget.fit_page(answer, hits, offset, budget.limit_for(value == self.default))
+
 
 @dataclass(frozen=True)
 class Results(Count):

@@ -14,6 +14,7 @@ from typing import Any
 import lookups
 import pytest
 
+from indexer.collection import CollectionIndex
 from indexer.config import Settings, settings_from_dict
 from indexer.engine.whoosh.schema import pack_stat
 from indexer.engine.whoosh.writing import WhooshIndex
@@ -23,7 +24,7 @@ from indexer.reindex import reindex
 from indexer.sources.commands import CommandsSource
 from indexer.sources.registry import get_source
 from indexer.sources.reports import ReportsSource
-from indexer.store import CollectionIndex, Syncer
+from indexer.store import Syncer
 
 
 def indexed_keys(settings, source) -> dict[str, dict]:
@@ -340,7 +341,7 @@ def test_a_build_killed_before_its_first_commit_is_rebuilt(make_settings, write,
     write("reports/a/r.md", "x")
     index = CollectionIndex(s.index_dir, ReportsSource())
     with index.locked():
-        index._write_marker(last_update=None)
+        index.write_marker(last_update=None)
     summary = Syncer(s, ReportsSource()).reconcile()
     assert summary.added == 1
     assert set(indexed_keys(s, ReportsSource())) == {"a/r.md"}

@@ -1,4 +1,5 @@
-"""`trove init`: a trove.toml for one's own folders.
+"""`trove init`: a trove.toml for one's own folders, and what the other commands say when
+there is none.
 
 Paths inside the config file's folder are written relative to it (the file can move with
 its folders); others are written absolute. A source folder that does not exist yet is
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +34,29 @@ def config_path(explicit: str | None) -> Path:
     """Where to write: --config, then $TROVE_CONFIG, then ./trove.toml (the order in which
     every other command looks the file up)."""
     return Path(explicit or os.environ.get("TROVE_CONFIG") or "trove.toml").absolute()
+
+
+def missing_config(explicit: str | None) -> str | None:
+    """What to say when the config file the lookup picks is not there, naming `trove init`
+    (which writes it there) and --config; None when something is there (whatever is
+    wrong with it, indexer.config says)."""
+    if config_path(explicit).exists():
+        return None
+    if explicit:
+        return (
+            f"no config file at {explicit} (from --config); write one there with "
+            f"`trove init --config {shlex.quote(explicit)}`"
+        )
+    env = os.environ.get("TROVE_CONFIG")
+    if env:
+        return (
+            f"no config file at {env} (from $TROVE_CONFIG); write one there with "
+            "`trove init`, or pass --config PATH"
+        )
+    return (
+        "no config file at ./trove.toml (nor $TROVE_CONFIG); write one with `trove init`, "
+        "or pass --config PATH"
+    )
 
 
 def plan(target: Path, sources: dict[str, str | None], index: str | None) -> InitFile:

@@ -12,7 +12,7 @@ from indexer.config import Settings
 from indexer.files import SkipFile, inside, read_file
 from indexer.sources.base import is_hidden
 from indexer.sources.reports import date_from_name
-from query import budget, paging, parts, tools
+from query import paging, parts, tools
 from query.args import check_name
 from query.context import QueryContext
 from query.errors import ErrorCode, TroveError
@@ -74,12 +74,7 @@ def list_command_reports(
         next_offset=more,
         freshness=ctx.watcher.freshness(COLLECTION, listed),
     )
-    budget.fit_page(
-        listing,
-        "reports",
-        offset,
-        budget.limit_for(max_results == tools.LIST_REPORTS_RESULTS.default),
-    )
+    tools.LIST_REPORTS_RESULTS.fit(listing, "reports", offset, max_results)
     return listing
 
 
@@ -122,11 +117,7 @@ def get_report(
         date=iso_date(date_from_name(name)),
         path=str(path),
         link=report_link(ctx.settings, command, name, path),
-        content="",
-        start_line=first,
-        end_line=first - 1,
-        total_lines=0,
-        next_offset=None,
+        **parts.unfilled(first),
         size=data.size,
         truncated=data.truncated,
     )

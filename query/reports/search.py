@@ -8,7 +8,7 @@ from typing import NamedTuple
 from indexer.config import Settings
 from indexer.engine.base import Snapshot
 from indexer.sources.reports import date_from_name
-from query import budget, paging, tools
+from query import paging, tools
 from query.args import check_name, check_query
 from query.citations import heading_above, line_of
 from query.context import QueryContext
@@ -99,12 +99,7 @@ def search_reports(
         next_offset=more,
         freshness=fresh,
     )
-    budget.fit_page(
-        answered,
-        "results",
-        offset,
-        budget.limit_for(max_results == tools.SEARCH_REPORTS_RESULTS.default),
-    )
+    tools.SEARCH_REPORTS_RESULTS.fit(answered, "results", offset, max_results)
     return answered
 
 

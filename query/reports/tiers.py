@@ -37,7 +37,7 @@ B = 0.75
 
 
 class TierSegment(Protocol):
-    """What the tiers need of a segment of the reports index (query/reports.py's)."""
+    """What the tiers need of a segment of the reports index (query/reports/counting.py's)."""
 
     segment: Segment
     deleted: frozenset[int]

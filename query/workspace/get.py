@@ -48,11 +48,7 @@ def get_conversation(
         conversation=conversation,
         date=folder,
         path=str(root / rel),
-        content="",
-        start_line=first,
-        end_line=first - 1,
-        total_lines=0,
-        next_offset=None,
+        **parts.unfilled(first),
         size=data.size,
         truncated=data.truncated,
     )

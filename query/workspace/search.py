@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from query import budget, forgiving, neighbours, paging, tools
+from query import forgiving, neighbours, paging, tools
 from query.args import check_query
 from query.citations import heading_of_line
 from query.context import QueryContext
@@ -56,12 +56,7 @@ def search_workspace(
         answer = _response(view, exact, "exact")
     else:
         answer = _forgive(view, literal, view.window)
-    budget.fit_page(
-        answer,
-        "results",
-        offset,
-        budget.limit_for(max_results == tools.SEARCH_WORKSPACE_RESULTS.default),
-    )
+    tools.SEARCH_WORKSPACE_RESULTS.fit(answer, "results", offset, max_results)
     return answer
 
 
