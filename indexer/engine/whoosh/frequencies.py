@@ -31,9 +31,9 @@ import numpy as np
 from indexer.engine.base import Frequencies
 
 # A segment keeps the arrays of terms of at least KEPT_FROM postings, at most KEPT_MAX
-# postings in all (8 bytes each: 8 MB a segment).
+# postings in all (8 bytes each: 4 MB a segment).
 KEPT_FROM = 2048
-KEPT_MAX = 1 << 20
+KEPT_MAX = 1 << 19
 
 _IDS = "I"  # as TroveCodec writes them: 4-byte unsigned differences
 _WEIGHTS = "f"  # as TroveCodec writes them; a frequency below 2**24 is exact in it
