@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
+from indexer.engine.sequences import TokenSequences
 
 # A term's postings as arrays: document numbers (ascending) and the term's frequencies.
 Frequencies = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
@@ -104,6 +105,11 @@ class Segment(Protocol):
     def fragment_tops(self) -> FragmentTops | None:
         """The documents that hold each short fragment most, if the segment keeps them
         (indexer/engine/fragments.py); None if it does not, or cannot read them."""
+        ...
+
+    def token_sequences(self) -> TokenSequences | None:
+        """Every document's tokens in order, as codes, if the segment keeps them
+        (indexer/engine/sequences.py); None if it does not, or cannot read them."""
         ...
 
     def stored(self, doc: int) -> Mapping[str, Any]:

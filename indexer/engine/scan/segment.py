@@ -117,6 +117,9 @@ class MemorySegment:
     def fragment_tops(self) -> None:
         return None  # counted in the texts: what the tops are checked against
 
+    def token_sequences(self) -> None:
+        return None  # counted from the postings or the texts: what the runs are checked against
+
     def stored(self, doc: int) -> Mapping[str, Any]:
         return self._docs[doc].stored
 
