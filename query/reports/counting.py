@@ -20,7 +20,8 @@ from indexer.engine.lexicon import Lexicon
 from indexer.engine.postings import token_hash
 from indexer.sources.reports import TOKEN_PATTERN
 from query.count_plan import DEFAULT_COSTS, CountCosts, CountPlan
-from query.reports import text_count
+from query.reports import phrases, text_count
+from query.reports.bounds import count_best
 
 _TOKEN = re.compile(TOKEN_PATTERN)
 
@@ -208,6 +209,39 @@ class ReportSegment:
             docs = docs[counts[docs] >= least]
         return dict(zip(docs.tolist(), counts[docs].astype(float).tolist(), strict=True))
 
+    def _texts_or_runs(
+        self, needle: bytes, choices: list[list[int]], within: list[int] | None, top: int | None
+    ) -> dict[int, float]:
+        """_count_texts for a query of several tokens (``choices``: the terms each can
+        be); or, under the plan "cost", where the segment keeps its token sequences and
+        comparing their codes costs less, the best documents from the runs of tokens the
+        query can be (query/reports/phrases.py), counting as many texts as the rest of
+        what counting these texts would cost."""
+        if top is not None and self.plan == "cost":
+            sequences = self.segment.token_sequences()
+            sets = (
+                None if sequences is None else phrases.code_sets(self.segment, sequences, choices)
+            )
+            if sequences is not None and sets is not None:
+                texts_us = self._texts_us(within)
+                runs_us = sequences.work(sets) * self.costs.sequence_ns / 1000
+                if runs_us < texts_us:
+                    left_us, per_text = texts_us - runs_us, self.costs.text_us
+                    budget = int(left_us / per_text) if per_text else self.segment.doc_count_all
+                    found = phrases.best_by_runs(
+                        self.segment, sequences, sets, needle, within, top, budget
+                    )
+                    if found is not None:
+                        return found
+        return self._count_texts(needle, within, top)
+
+    def _texts_us(self, within: list[int] | None) -> float:
+        """About what _count_texts costs in the live documents of ``within`` (None: all)."""
+        n = self.segment.doc_count_all
+        if within is not None and len(within) * self.costs.text_share < n:
+            return len(within) * self.costs.text_us
+        return self._every_text_us()
+
     def _count_some_texts(
         self, texts: BytesColumn, needle: bytes, docs: list[int], top: int | None
     ) -> dict[int, float]:
@@ -336,7 +370,7 @@ class ReportSegment:
         order = sorted(range(len(choices)), key=costs.__getitem__)
         needle = lowered.encode("utf-8")
         if self._texts_cheaper(costs[order[0]] * self.costs.follow_gain, within):
-            return self._count_texts(needle, within, top)
+            return self._texts_or_runs(needle, choices, within, top)
         read: list[dict[int, float]] = []  # per token read, {docnum: frequency}
         known: dict[int, int] = {}  # docnum: occurrences, for the texts counted so far
         for step, i in enumerate(order):
@@ -360,13 +394,13 @@ class ReportSegment:
                 )
             freqs = self._read_token(choices[i], docs, follows[i], most)
             if freqs is None:
-                return self._count_texts(needle, within, top)
+                return self._texts_or_runs(needle, choices, within, top)
             read.append(freqs)
             docs = freqs.keys() - self.deleted if docs is None else docs.intersection(freqs)
             if not docs:
                 return {}
             if step == 0 and self._texts_cheaper(len(docs) * self.costs.text_us, within):
-                return self._count_texts(needle, sorted(docs), top)
+                return self._texts_or_runs(needle, choices, sorted(docs), top)
         assert docs is not None
         if top is not None and read:
             done = self._count_best(read, docs, needle, top, known)
@@ -452,27 +486,19 @@ class ReportSegment:
             else:
                 group.append(d)
         texts = self.segment.bytes_column("text")
-        ranks = self.day_ranks()
-        counts: dict[int, float] = {}
-        best: list[tuple[float, int]] = []  # a heap of the top (count, day rank) so far
-        for most in sorted(by_bound, reverse=True):
-            if len(best) == top and most < best[0][0]:
-                break  # these, and all that hold their rarest token less, rank below
-            for d in sorted(by_bound[most], key=ranks.__getitem__, reverse=True):
-                if len(best) == top and (most, ranks[d]) < best[0]:
-                    break
-                if (n := known.get(d)) is None:
-                    if budget is not None:
-                        if budget <= 0:
-                            return None
-                        budget -= 1
-                    n = known[d] = texts.value(d).count(needle)
-                if n:
-                    counts[d] = float(n)
-                    heapq.heappush(best, (n, ranks[d]))
-                    if len(best) > top:
-                        heapq.heappop(best)
-        return counts
+        left = [budget]  # texts that may still be counted (None: any number)
+
+        def count(d: int) -> int | None:
+            if (n := known.get(d)) is None:
+                if left[0] is not None:
+                    if left[0] <= 0:
+                        return None
+                    left[0] -= 1
+                n = known[d] = texts.value(d).count(needle)
+            return n
+
+        groups = ((most, by_bound[most]) for most in sorted(by_bound, reverse=True))
+        return count_best(groups, self.day_ranks(), count, top)
 
 
 def add_counts(acc: dict[int, float], part: dict[int, float]) -> dict[int, float]:
