@@ -104,10 +104,12 @@ def settings_of(tmp_path: Path) -> Settings:
     return settings_from_dict(raw, base=tmp_path)
 
 
-def built(tmp_path: Path, monkeypatch, seed: int) -> tuple[Settings, list[Any]]:
+def built(
+    tmp_path: Path, monkeypatch, seed: int, forced: bool = True
+) -> tuple[Settings, list[Any]]:
     """Two segments, the first with deletions and changed reports, and the answers of
-    counting every text; from then on the plan by cost counts in the texts wherever it
-    would read postings (and so tries the runs first)."""
+    counting every text; from then on (``forced``) the plan by cost counts in the texts
+    wherever it would read postings (and so tries the runs first)."""
     rng = random.Random(seed)
     root = tmp_path / "reports"
     write_reports(root, rng, 80)
@@ -123,7 +125,8 @@ def built(tmp_path: Path, monkeypatch, seed: int) -> tuple[Settings, list[Any]]:
     write_reports(root, rng, 20, start=1000)
     syncer.reconcile()
     counted = answers(settings, "texts")
-    monkeypatch.setattr(ReportSegment, "_texts_cheaper", lambda self, us, within: True)
+    if forced:
+        monkeypatch.setattr(ReportSegment, "_texts_cheaper", lambda self, us, within, runs=0: True)
     return settings, counted
 
 
@@ -183,6 +186,16 @@ def test_the_runs_answer_as_counting_every_text_and_a_plain_scan(
             finally:
                 ctx.close()
             assert got == want, (q, command)
+
+
+def test_the_plan_by_cost_reads_the_runs_where_they_cost_less_than_the_postings(
+    tmp_path: Path, monkeypatch, spied: list[bool]
+) -> None:
+    """Left to itself (no floor under what postings cost), the plan finds these phrases
+    of the commonest words from the runs: reading their tokens' postings costs more."""
+    settings, counted = built(tmp_path, monkeypatch, 6, forced=False)
+    assert answers(settings, scan_floor_us=0.0) == counted
+    assert spied.count(True) and not spied.count(False)
 
 
 def test_within_a_budget_the_runs_give_up_and_the_texts_answer(
