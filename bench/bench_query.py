@@ -2,6 +2,7 @@
 
     python bench/bench_query.py [--sizes 10000,100000] [--work-dir DIR] [--queries 60]
                                 [--alt-queries 8] [--seed 7] [--json FILE]
+                                [--config TROVE_TOML ...] [--kinds question,word]
 
 For each size: a generated corpus of reports (bench/gen_corpus.py; reused when the one in
 WORK_DIR/reports-N was made with the same arguments), its index (built or brought up to
@@ -23,6 +24,11 @@ server); a few of each kind also run as the spec's plain Python scan (read every
 count the lower-cased query) and as `rg -i -F -c` over the same files, whose cost hardly
 depends on the query. The scan's answers are compared with trove's. Times are wall-clock
 milliseconds on a warm page cache; ratios are the alternative's p50 over trove's p50.
+
+With ``--config``, the corpora are those of the trove.toml files given (one per size, in
+place of ``--sizes``), their indexes taken as they are: nothing is generated, built or
+written (gen_corpus.py's corpora of 10k and 100k reports, say, with their other
+collections). ``--kinds`` runs only the kinds named.
 """
 
 from __future__ import annotations
@@ -293,15 +299,23 @@ def warm(root: Path, files: list[Path], index_dir: Path, have_rg: bool) -> None:
                     pass
 
 
-def run_size(args: argparse.Namespace, size: int, have_rg: bool) -> dict[str, Any]:
-    out = corpus(args.work_dir, size, args.seed)
-    settings = load_settings(out / "trove.toml")
+def run_size(
+    args: argparse.Namespace, size: int, have_rg: bool, config: Path | None = None
+) -> dict[str, Any]:
+    """One corpus: generated for ``size`` reports, or ``config``'s as it is."""
+    if config is None:
+        out = corpus(args.work_dir, size, args.seed)
+        settings = load_settings(out / "trove.toml")
+    else:
+        settings = load_settings(config)
     root = settings.source_root("reports")
     assert root is not None
-    print(f"bringing the {size} index up to date ...", file=sys.stderr, flush=True)
-    ms, summary = timed(lambda: Syncer(settings, ReportsSource()).reconcile())
-    print(f"  {ms / 1000:.0f} s ({summary.added} added)", file=sys.stderr, flush=True)
+    if config is None:
+        print(f"bringing the {size} index up to date ...", file=sys.stderr, flush=True)
+        ms, summary = timed(lambda: Syncer(settings, ReportsSource()).reconcile())
+        print(f"  {ms / 1000:.0f} s ({summary.added} added)", file=sys.stderr, flush=True)
     files = reports_of(root)
+    size = len(files)
     queries = draw_queries(files, args.queries, args.seed)
     ctx = QueryContext.from_settings(settings)
     # The first queries open the index and load the term lists of its segments.
@@ -309,7 +323,7 @@ def run_size(args: argparse.Namespace, size: int, have_rg: bool) -> dict[str, An
     first_units_ms, _ = timed(lambda: search_reports(ctx, "timeout, retry"))
     rss_warm = psutil.Process().memory_info().rss
     times: dict[str, Times] = {}
-    for kind in KINDS:
+    for kind in args.kinds:
         # Each kind starts on a warm page cache for rg, the scan and trove's index alike
         # (on a virtual machine, pages read minutes ago can take as long as a disk).
         warm(root, files, settings.index_dir, have_rg)
@@ -334,7 +348,7 @@ def run_size(args: argparse.Namespace, size: int, have_rg: bool) -> dict[str, An
         )
     rss_end = psutil.Process().memory_info().rss
     ctx.close()
-    costly = times["costly"]
+    costly = times.get("costly", Times())
     each = [
         (q, t, r) for q, t, r in zip(queries["costly"], costly.trove, costly.rg or [], strict=False)
     ]
@@ -396,6 +410,8 @@ def report(result: dict[str, Any], have_rg: bool) -> list[str]:
         )
     lines.append("goals:")
     for goal, (members, rg_goal, p95_goal) in GOALS.items():
+        if not all(k in kinds for k in members):
+            continue
         t = Times()
         for k in members:
             for name in ("trove", "scan", "rg"):
@@ -434,7 +450,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write the raw times here")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        action="append",
+        help="a corpus's trove.toml, its index taken as it is (repeat for more; in place of --sizes)",
+    )
+    parser.add_argument(
+        "--kinds",
+        type=lambda text: [k for k in text.split(",") if k],
+        default=list(KINDS),
+        help=f"the kinds of query to run, comma-separated (default {','.join(KINDS)})",
+    )
     args = parser.parse_args(argv)
+    if unknown := set(args.kinds) - set(KINDS):
+        parser.error(f"unknown kinds: {', '.join(sorted(unknown))}")
     have_rg = shutil.which("rg") is not None
     lines = [
         (
@@ -445,8 +475,13 @@ def main(argv: list[str] | None = None) -> int:
     if not have_rg:
         lines.append("ripgrep (rg) not found: the rg column is skipped (apt-get install ripgrep)")
     results = []
-    for size in (int(s) for s in args.sizes.split(",")):
-        result = run_size(args, size, have_rg)
+    runs: list[tuple[int, Path | None]] = (
+        [(0, c) for c in args.config]
+        if args.config
+        else [(int(s), None) for s in args.sizes.split(",")]
+    )
+    for size, config in runs:
+        result = run_size(args, size, have_rg, config)
         results.append(result)
         lines.extend(report(result, have_rg))
     lines.append(f"load average at the end: {os.getloadavg()[0]:.1f}")

@@ -170,20 +170,20 @@ class Syncer:
                 index = self._heal()
                 summary = Summary(self.source.name)
                 self._reconcile_locked(index, summary, created=True, progress=progress)
-            self._repair_tops()
+            self._repair_derived()
         summary.seconds = time.perf_counter() - started
         return summary
 
-    def _repair_tops(self) -> None:
-        """Writes anew the fragment tops a segment lost (a cache: a failure here is logged
-        and the reconcile stands)."""
+    def _repair_derived(self) -> None:
+        """Writes anew the derived data (fragment tops, token sequences) a segment lost
+        (a cache: a failure here is logged and the reconcile stands)."""
         try:
             index = self.index.open()
             if index is not None:
-                index.repair_tops()
+                index.repair_derived()
         except Exception as exc:  # noqa: BLE001 (the searches count in the texts meanwhile)
             release(exc)
-            log.warning("%s: could not write fragment tops anew: %s", self.index.path, exc)
+            log.warning("%s: could not write derived data anew: %s", self.index.path, exc)
 
     def _heal(self) -> Index:
         """After a failure reading the index: if it is damaged, a new empty index to

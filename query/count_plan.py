@@ -35,6 +35,10 @@ class CountCosts:
     dense_postings: int = 20_000
     dense_us: float = 0.25
     dense_term_us: float = 5
+    # Finding where a query of several tokens can be from a segment's token sequences
+    # (query/reports/phrases.py), per unit of their work (TokenSequences.work: comparing
+    # a code with a run of codes, about 0.5 ns of CPU, on every core).
+    sequence_ns: float = 0.25
     # Counting in every text (query/reports/text_count.py), per byte of text; no query
     # whose postings cost less than scan_floor_us per document is worth comparing with it.
     scan_ns: float = 0.3

@@ -5,14 +5,19 @@ writer leaves one beside each segment it writes, and removes those of segments g
 from __future__ import annotations
 
 import random
-import shutil
 from pathlib import Path
 
 import pytest
+from derived_files import (
+    checked_segments,
+    lost_files_are_written_anew,
+    sample,
+    segments_come_and_go,
+)
 
-from indexer import store
-from indexer.config import Settings, settings_from_dict
+from indexer.config import Settings
 from indexer.engine import fragments
+from indexer.engine.base import Segment
 from indexer.engine.fragments import FRAGMENTS, FragmentCounter, FragmentTops
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
@@ -20,7 +25,6 @@ from query.context import QueryContext
 from query.count_plan import CountPlan
 from query.reports import search_reports
 
-DATA = Path(__file__).resolve().parent.parent / "data"
 # Letters that make up the fragments, some that do not (a doubled letter, space, 'é'
 # is two bytes, a capital never reaches a lower-cased text), to draw texts from.
 PIECES = [b"e", b"t", b"o", b"to", b"ee", b" ", b"9", b"\xc3\xa9", b"x", b"ip", b"\n"]
@@ -98,67 +102,32 @@ def test_a_damaged_or_foreign_table_is_not_used() -> None:
 # --------------------------------------------------------------------------- the index
 
 
-def sample(tmp_path: Path) -> Settings:
-    shutil.copytree(DATA / "reports", tmp_path / "reports")
-    raw = {
-        "sources": {"reports": str(tmp_path / "reports")},
-        "index": {"dir": str(tmp_path / "index")},
-    }
-    return settings_from_dict(raw, base=tmp_path)
-
-
-def tops_files(settings: Settings) -> set[str]:
-    return {p.name for p in (settings.index_dir / "reports").glob("trove-tops-*")}
-
-
 def check_segments(settings: Settings) -> int:
     """Each live segment's tops are those of its texts; how many segments there are."""
-    ctx = QueryContext.from_settings(settings)
-    try:
-        with ctx.indexes.snapshot("reports") as snapshot:
-            assert snapshot is not None
-            segments = [segment for segment, _ in snapshot.segments()]
-            assert tops_files(settings) == {f"trove-tops-{s.id}.bin" for s in segments}
-            for segment in segments:
-                tops = segment.fragment_tops()
-                assert tops is not None
-                n = segment.doc_count_all
-                text = segment.bytes_column("text")
-                key = segment.bytes_column("sort_key")
-                texts = [text.value(d) for d in range(n)]
-                keys = [key.value(d) for d in range(n)]
-                ranks = list(segment.int_column("day"))
-                for fragment in (b"e", b"to", b"ip", b"9", b"zq"):
-                    best = tops.best(fragment)
-                    assert best is not None
-                    want = expected(texts, ranks, keys, fragment)[: fragments.TOP]
-                    assert list(zip(best.docs.tolist(), best.counts.tolist())) == want
-            return len(segments)
-    finally:
-        ctx.close()
+
+    def check(segment: Segment) -> None:
+        tops = segment.fragment_tops()
+        assert tops is not None
+        n = segment.doc_count_all
+        text = segment.bytes_column("text")
+        key = segment.bytes_column("sort_key")
+        texts = [text.value(d) for d in range(n)]
+        keys = [key.value(d) for d in range(n)]
+        ranks = list(segment.int_column("day"))
+        for fragment in (b"e", b"to", b"ip", b"9", b"zq"):
+            best = tops.best(fragment)
+            assert best is not None
+            want = expected(texts, ranks, keys, fragment)[: fragments.TOP]
+            assert list(zip(best.docs.tolist(), best.counts.tolist())) == want
+
+    return checked_segments(settings, "trove-tops-", check)
 
 
 @pytest.mark.parametrize("parallel", [False, True])
 def test_each_segment_written_has_its_tops_and_a_segment_gone_takes_them(
     tmp_path: Path, monkeypatch, parallel: bool
 ) -> None:
-    settings = sample(tmp_path)
-    syncer = Syncer(settings, get_source("reports"))
-    if parallel:  # the writer processes, each with its segment
-        monkeypatch.setattr(store, "PARALLEL_THRESHOLD", 1)
-    syncer.parallel = parallel
-    syncer.reconcile(full=True)
-    assert check_segments(settings) >= 1
-    reports = sorted((tmp_path / "reports").rglob("*.md"))
-    reports[0].write_text("to to to e\n", encoding="utf-8")  # a new segment, a deletion
-    syncer.reconcile()
-    assert check_segments(settings) >= 2
-    syncer.compact(wait=True)  # small segments re-indexed into one: theirs go
-    assert check_segments(settings) >= 1
-    for path in reports:
-        path.unlink()
-    syncer.reconcile()  # every document deleted: the segments are dropped, and their tops
-    assert check_segments(settings) == 0
+    segments_come_and_go(tmp_path, monkeypatch, parallel, check_segments, "to to to e\n")
 
 
 def test_a_search_answers_the_same_with_tops_missing_damaged_or_cut_short(
@@ -202,21 +171,4 @@ def test_a_search_answers_the_same_with_tops_missing_damaged_or_cut_short(
 def test_a_reconcile_writes_anew_the_tops_a_segment_lost_and_leaves_the_others(
     tmp_path: Path,
 ) -> None:
-    settings = sample(tmp_path)
-    syncer = Syncer(settings, get_source("reports"))
-    syncer.reconcile(full=True)
-    [path] = (settings.index_dir / "reports").glob("trove-tops-*")
-    written = path.read_bytes()
-    stamp = path.stat().st_mtime_ns
-    syncer.reconcile()
-    assert path.stat().st_mtime_ns == stamp  # intact: left alone
-    for damage in ("flip", "cut", "delete"):
-        if damage == "flip":
-            path.write_bytes(written[:100] + bytes([written[100] ^ 1]) + written[101:])
-        elif damage == "cut":
-            path.write_bytes(written[: len(written) // 2])
-        else:
-            path.unlink()
-        syncer.reconcile()
-        assert path.read_bytes() == written, damage  # as the writer wrote it
-    assert check_segments(settings) == 1
+    lost_files_are_written_anew(tmp_path, "trove-tops-*", check_segments)

@@ -22,8 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
+from indexer.engine.sequences import TokenSequences
+
+# A term's postings as arrays: document numbers (ascending) and the term's frequencies.
+Frequencies = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
 
 
 class Block(NamedTuple):
@@ -76,6 +83,12 @@ class Segment(Protocol):
         (sorted document numbers), at least the blocks that may hold one of them."""
         ...
 
+    def frequencies(self, field: str, term: int) -> Frequencies:
+        """Every posting of term number ``term`` of ``lexicon(field)`` as two arrays: the
+        document numbers, ascending (deleted ones included, as in ``blocks``), and the
+        term's frequency in each; what ``blocks`` gives, without an object per posting."""
+        ...
+
     def docs_with(self, field: str, terms: Iterable[str]) -> set[int]:
         """The live documents holding any of the terms (a number field's terms are its
         values in decimal)."""
@@ -92,6 +105,11 @@ class Segment(Protocol):
     def fragment_tops(self) -> FragmentTops | None:
         """The documents that hold each short fragment most, if the segment keeps them
         (indexer/engine/fragments.py); None if it does not, or cannot read them."""
+        ...
+
+    def token_sequences(self) -> TokenSequences | None:
+        """Every document's tokens in order, as codes, if the segment keeps them
+        (indexer/engine/sequences.py); None if it does not, or cannot read them."""
         ...
 
     def stored(self, doc: int) -> Mapping[str, Any]:

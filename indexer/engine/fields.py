@@ -37,6 +37,11 @@ class Text:
     the term in the document (indexer/engine/postings.py); ``"positions"``, the term's
     positions, for phrases (``positions`` gives them where ``tokens`` does not take one
     position per term).
+
+    With ``sequences_from`` (``"next_tokens"`` postings only), each segment also keeps
+    every document's terms in order (indexer/engine/sequences.py); it names the bytes
+    column whose value (UTF-8) ``tokens`` cuts into the same terms, from which a lost
+    table is made anew.
     """
 
     name: str
@@ -44,6 +49,7 @@ class Text:
     postings: Literal["frequency", "next_tokens", "positions"] = "frequency"
     stored: bool = False
     positions: PositionedTokenizer | None = None
+    sequences_from: str | None = None
 
 
 @dataclass(frozen=True)

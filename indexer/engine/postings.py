@@ -13,6 +13,7 @@ from typing import Any
 from zlib import crc32
 
 import numpy as np
+import numpy.typing as npt
 
 _FREQUENCY = Struct("!I")  # 4 bytes, big-endian: as Whoosh's Frequency format stores it
 
@@ -30,8 +31,24 @@ def token_hash(token: str) -> bytes:
     return crc32(token.encode("utf-8")).to_bytes(4, "little")
 
 
-def next_tokens_postings(tokens: list[str]) -> list[tuple[str, int, bytes]]:
-    """(term, frequency, value) of each distinct term of a document's tokens, in order.
+# A document's tokens numbered (see ``numbered``).
+Numbering = tuple[list[str], npt.NDArray[np.int64]]
+
+
+def numbered(tokens: list[str]) -> Numbering:
+    """A document's tokens numbered: the distinct ones in order of first sight, and each
+    token's number among them (what next_tokens_postings and a segment's token sequences,
+    indexer/engine/sequences.py, are made from)."""
+    words = list(dict.fromkeys(tokens))
+    seq = list(map(dict(zip(words, range(len(words)))).__getitem__, tokens))
+    return words, np.frombuffer(array("q", seq), dtype=np.int64)
+
+
+def next_tokens_postings(
+    tokens: list[str], numbering: Numbering | None = None
+) -> list[tuple[str, int, bytes]]:
+    """(term, frequency, value) of each distinct term of a document's tokens, in order
+    (``numbering``: the tokens ``numbered`` already).
 
     The value is the term's frequency (4 bytes, big-endian), then the distinct tokens that
     follow the term in the document: each token's token_hash, in order of the hashes.
@@ -41,9 +58,7 @@ def next_tokens_postings(tokens: list[str]) -> list[tuple[str, int, bytes]]:
     """
     if not tokens:
         return []
-    words = list(dict.fromkeys(tokens))
-    seq = list(map(dict(zip(words, range(len(words)))).__getitem__, tokens))
-    numbers = np.frombuffer(array("q", seq), dtype=np.int64)
+    words, numbers = numbering or numbered(tokens)
     counts = np.bincount(numbers, minlength=len(words)).tolist()
     # Each (term, hash of the token after it) as one number, sorted and made distinct:
     # the terms in order, each one's hashes in order.

@@ -127,9 +127,10 @@ class Index(Protocol):
         file records (a damaged index)."""
         ...
 
-    def repair_tops(self) -> int:
-        """Write anew the fragment tops (indexer/engine/fragments.py) of each segment
-        whose tops are missing or damaged, from its columns; how many it wrote."""
+    def repair_derived(self) -> int:
+        """Write anew the data derived from each segment (its fragment tops,
+        indexer/engine/fragments.py, and token sequences, indexer/engine/sequences.py)
+        that is missing or damaged, from its columns; how many files it wrote."""
         ...
 
     def commit(

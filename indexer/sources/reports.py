@@ -67,7 +67,8 @@ class ReportsSource:
     #    blocks of few objects (indexer/engine/whoosh/codec.py).
     # 6: per segment, the reports that hold each one- or two-character fragment most.
     # 7: file records keep their stat in a column, which a reconcile reads fast.
-    schema_version: ClassVar[int] = 7
+    # 8: per segment, every report's tokens in order, as codes.
+    schema_version: ClassVar[int] = 8
     scored: ClassVar[bool] = False  # ranked by occurrences, then date
 
     def fields(self) -> tuple[Field, ...]:
@@ -78,8 +79,9 @@ class ReportsSource:
             # undated report (sorts last).
             Number("day", stored=True, sortable=True),
             # Tokens (with the tokens that follow each): finds any query, and counts one
-            # inside a token.
-            Text("content", tokens, postings="next_tokens"),
+            # inside a token; per segment, every report's tokens in order, where a query
+            # of several tokens can be (made anew from the text if lost).
+            Text("content", tokens, postings="next_tokens", sequences_from="text"),
             # The lower-cased text, UTF-8: counts any query in the reports found; and
             # per segment, the reports that hold each short fragment most.
             BytesColumn("text", tops_by=("day", "sort_key")),

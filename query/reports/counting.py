@@ -5,11 +5,12 @@ less (query/count_plan.py holds the plan and the cost estimates it chooses by)."
 from __future__ import annotations
 
 import heapq
+import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, compress, repeat
 from operator import contains, mul
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -18,9 +19,11 @@ from indexer.engine.base import BytesColumn, Segment, Snapshot, joined_values
 from indexer.engine.fragments import FRAGMENTS
 from indexer.engine.lexicon import Lexicon
 from indexer.engine.postings import token_hash
+from indexer.engine.sequences import Codes, TokenSequences
 from indexer.sources.reports import TOKEN_PATTERN
 from query.count_plan import DEFAULT_COSTS, CountCosts, CountPlan
-from query.reports import text_count
+from query.reports import phrases, text_count
+from query.reports.bounds import count_best
 
 _TOKEN = re.compile(TOKEN_PATTERN)
 
@@ -161,12 +164,18 @@ class ReportSegment:
             return self.segment.doc_count_all - len(self.deleted)
         return len(within)
 
-    def _texts_cheaper(self, postings_us: float, within: list[int] | None) -> bool:
-        """Whether counting in the texts of the live documents of ``within`` (None: all)
-        costs less than ``postings_us``, the work the postings would take (under the
-        plan "cost"; "postings" never counts in every text)."""
+    def _texts_cheaper(
+        self, postings_us: float, within: list[int] | None, runs_us: float = math.inf
+    ) -> bool:
+        """Whether counting in the texts of the live documents of ``within`` (None: all),
+        or finding a query of several tokens from the runs of its tokens (``runs_us``,
+        what that costs: _runs_plan), costs less than ``postings_us``, the work the
+        postings would take (under the plan "cost"; "postings" never counts in every
+        text)."""
         if self.plan != "cost":
             return self.plan == "texts"
+        if runs_us < postings_us:
+            return True
         live = self._live(within)
         if postings_us < live * self.costs.scan_floor_us:  # (spares adding up the texts' sizes)
             return False
@@ -207,6 +216,46 @@ class ReportSegment:
             least = np.partition(counts[docs], len(docs) - top)[len(docs) - top]
             docs = docs[counts[docs] >= least]
         return dict(zip(docs.tolist(), counts[docs].astype(float).tolist(), strict=True))
+
+    def _runs_plan(self, choices: list[list[int]], top: int | None) -> _Runs | None:
+        """How a query of several tokens (``choices``: the terms each can be) would be
+        found from the segment's token sequences: under the plan "cost", wanting the
+        ``top`` only, where the segment keeps them and they hold its terms."""
+        if top is None or self.plan != "cost":
+            return None
+        sequences = self.segment.token_sequences()
+        if sequences is None:
+            return None
+        sets = phrases.code_sets(self.segment, sequences, choices)
+        if sets is None:
+            return None
+        return _Runs(sequences, sets, sequences.work(sets) * self.costs.sequence_ns / 1000)
+
+    def _texts_or_runs(
+        self, needle: bytes, runs: _Runs | None, within: list[int] | None, top: int | None
+    ) -> dict[int, float]:
+        """_count_texts for a query of several tokens; or, where ``runs`` (_runs_plan)
+        cost less, the best documents from the runs of tokens the query can be
+        (query/reports/phrases.py), counting as many texts as the rest of what counting
+        these texts would cost."""
+        if runs is not None and top is not None:
+            texts_us = self._texts_us(within)
+            if runs.us < texts_us:
+                left_us, per_text = texts_us - runs.us, self.costs.text_us
+                budget = int(left_us / per_text) if per_text else self.segment.doc_count_all
+                found = phrases.best_by_runs(
+                    self.segment, runs.sequences, runs.sets, needle, within, top, budget
+                )
+                if found is not None:
+                    return found
+        return self._count_texts(needle, within, top)
+
+    def _texts_us(self, within: list[int] | None) -> float:
+        """About what _count_texts costs in the live documents of ``within`` (None: all)."""
+        n = self.segment.doc_count_all
+        if within is not None and len(within) * self.costs.text_share < n:
+            return len(within) * self.costs.text_us
+        return self._every_text_us()
 
     def _count_some_texts(
         self, texts: BytesColumn, needle: bytes, docs: list[int], top: int | None
@@ -335,8 +384,10 @@ class ReportSegment:
         ]
         order = sorted(range(len(choices)), key=costs.__getitem__)
         needle = lowered.encode("utf-8")
-        if self._texts_cheaper(costs[order[0]] * self.costs.follow_gain, within):
-            return self._count_texts(needle, within, top)
+        runs = self._runs_plan(choices, top)
+        runs_us = math.inf if runs is None else runs.us
+        if self._texts_cheaper(costs[order[0]] * self.costs.follow_gain, within, runs_us):
+            return self._texts_or_runs(needle, runs, within, top)
         read: list[dict[int, float]] = []  # per token read, {docnum: frequency}
         known: dict[int, int] = {}  # docnum: occurrences, for the texts counted so far
         for step, i in enumerate(order):
@@ -354,19 +405,20 @@ class ReportSegment:
             if step == 0 and docs is None and self.plan == "cost" and self.costs.text_us:
                 # Past this many documents left, every text is counted (below): reading
                 # on is in vain once the postings searched so far say it will leave more.
+                instead_us = min(self._every_text_us(), runs_us)
                 most = int(
-                    max(self._live(None) * self.costs.scan_floor_us, self._every_text_us())
+                    max(self._live(None) * self.costs.scan_floor_us, instead_us)
                     / self.costs.text_us
                 )
             freqs = self._read_token(choices[i], docs, follows[i], most)
             if freqs is None:
-                return self._count_texts(needle, within, top)
+                return self._texts_or_runs(needle, runs, within, top)
             read.append(freqs)
             docs = freqs.keys() - self.deleted if docs is None else docs.intersection(freqs)
             if not docs:
                 return {}
-            if step == 0 and self._texts_cheaper(len(docs) * self.costs.text_us, within):
-                return self._count_texts(needle, sorted(docs), top)
+            if step == 0 and self._texts_cheaper(len(docs) * self.costs.text_us, within, runs_us):
+                return self._texts_or_runs(needle, runs, sorted(docs), top)
         assert docs is not None
         if top is not None and read:
             done = self._count_best(read, docs, needle, top, known)
@@ -452,27 +504,28 @@ class ReportSegment:
             else:
                 group.append(d)
         texts = self.segment.bytes_column("text")
-        ranks = self.day_ranks()
-        counts: dict[int, float] = {}
-        best: list[tuple[float, int]] = []  # a heap of the top (count, day rank) so far
-        for most in sorted(by_bound, reverse=True):
-            if len(best) == top and most < best[0][0]:
-                break  # these, and all that hold their rarest token less, rank below
-            for d in sorted(by_bound[most], key=ranks.__getitem__, reverse=True):
-                if len(best) == top and (most, ranks[d]) < best[0]:
-                    break
-                if (n := known.get(d)) is None:
-                    if budget is not None:
-                        if budget <= 0:
-                            return None
-                        budget -= 1
-                    n = known[d] = texts.value(d).count(needle)
-                if n:
-                    counts[d] = float(n)
-                    heapq.heappush(best, (n, ranks[d]))
-                    if len(best) > top:
-                        heapq.heappop(best)
-        return counts
+        left = [budget]  # texts that may still be counted (None: any number)
+
+        def count(d: int) -> int | None:
+            if (n := known.get(d)) is None:
+                if left[0] is not None:
+                    if left[0] <= 0:
+                        return None
+                    left[0] -= 1
+                n = known[d] = texts.value(d).count(needle)
+            return n
+
+        groups = ((most, by_bound[most]) for most in sorted(by_bound, reverse=True))
+        return count_best(groups, self.day_ranks(), count, top)
+
+
+class _Runs(NamedTuple):
+    """A query of several tokens found from a segment's token sequences: the table, the
+    codes each token can be, and what comparing them costs (us)."""
+
+    sequences: TokenSequences
+    sets: list[Codes]
+    us: float
 
 
 def add_counts(acc: dict[int, float], part: dict[int, float]) -> dict[int, float]:

@@ -3,11 +3,14 @@ for the related tier, most of the query's words, then BM25, then newest."""
 
 from __future__ import annotations
 
-import heapq
+from bisect import bisect_right
 from collections import Counter
-from itertools import chain, compress
+from itertools import accumulate, chain, compress
 from operator import itemgetter
 from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
 
 from query.forgiving import FEW_WORDS
 from query.reports import tiers
@@ -70,24 +73,45 @@ def best_related(
 ) -> list[Ranked]:
     """The n best of the related tier, by BM25 over stems, then newest, then by path; a
     query of FEW_WORDS content words (``words``) or fewer ranks the reports holding more
-    of them first."""
+    of them first.
+
+    Only the reports that can be among them are looked at closely: those at least as
+    good as the n-th best by words held and BM25 alone (``at_least_nth``); their days
+    and keys settle the order."""
     strict = words <= FEW_WORDS
-    ranked: list[tuple[int, float, int, ReportSegment, tiers.Related, int]] = []
-    for segment, r in found:
-        days = segment.day_ranks()
-        ranked.extend(
-            (-m if strict else 0, -r.score[d], -days[d], segment, r, d)
-            for d, m in r.matched.items()
-        )
-    # Ties beyond the first n on all three are settled by path among those kept.
-    near = heapq.nsmallest(2 * n + 8, ranked, key=itemgetter(0, 1, 2))
+    scores = np.concatenate([r.score for _, r in found])
+    held = np.concatenate([r.matched for _, r in found])
+    starts = list(accumulate((len(r.docs) for _, r in found), initial=0))
     chosen = []
-    for m, score, day, segment, r, d in near:
+    for i in at_least_nth(held if strict else np.zeros_like(held), scores, n).tolist():
+        at = bisect_right(starts, i) - 1  # the segment of the i-th
+        segment, r = found[at]
+        j = i - starts[at]
+        d = int(r.docs[j])
         key = segment.segment.bytes_column("sort_key").value(d).decode("utf-8")
-        ranked_ = Ranked(key, int(r.occurrences[d]), segment, d)
-        chosen.append(((m, score, day, key), ranked_))
-    chosen.sort(key=itemgetter(0))
+        order = (-int(held[i]) if strict else 0, -float(scores[i]), -segment.day_ranks()[d], key)
+        chosen.append((order, Ranked(key, int(r.occurrences[j]), segment, d)))
+    chosen.sort(key=itemgetter(0))  # a key is in one live document
     return [r for _, r in chosen[:n]]
+
+
+def at_least_nth(
+    levels: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], n: int
+) -> npt.NDArray[np.int64]:
+    """The positions of the items at least as high as the n-th highest by level, then
+    score (ties with it included; all if there are n or fewer)."""
+    if len(scores) <= n:
+        return np.arange(len(scores))
+    counts = np.bincount(levels)
+    above = 0
+    level = len(counts) - 1
+    while above + counts[level] < n:  # the level of the n-th highest
+        above += int(counts[level])
+        level -= 1
+    at = np.flatnonzero(levels == level)
+    need = n - above
+    nth = np.partition(scores[at], len(at) - need)[len(at) - need]
+    return np.concatenate((np.flatnonzero(levels > level), at[scores[at] >= nth]))
 
 
 def nth_highest(histogram: Counter[Any], n: int) -> Any:

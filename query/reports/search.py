@@ -108,7 +108,7 @@ class _Tier(NamedTuple):
     """The tier that answers, what it found per segment, and what to quote."""
 
     match: Match
-    found: list[tuple[ReportSegment, dict[int, float]]]
+    found: list[tuple[ReportSegment, dict[int, float]]]  # exact, words (related: ``related``)
     needles: list[str]
     related: list[tiers.Related] | None = None
     words: int = 0  # the related tier's content words
@@ -139,15 +139,16 @@ def _related(
     qwords = content_words(query)
     if not qwords:
         return None
+    sizes = tiers.report_sizes(ctx.memo, segments)
     memo: Derived[tiers.Stats] = ctx.memo.setdefault("reports.stats", Derived())
-    st = memo.get(snapshot.stamp, lambda: tiers.stats(segments))
-    found = tiers.related(segments, qwords, command, st, families, content_weights(query))
-    if not any(r.matched for r in found):
+    st = memo.get(snapshot.stamp, lambda: tiers.stats(segments, sizes))
+    found = tiers.related(segments, sizes, qwords, command, st, families, content_weights(query))
+    if not any(len(r.docs) for r in found):
         return None
     needles = [s.lexicon().term(k) for w in qwords for s in segments for k in families.of(s, w)]
     return _Tier(
         "related",
-        [(s, r.occurrences) for s, r in zip(segments, found, strict=True)],
+        [],
         list(dict.fromkeys(needles + [w for w in qwords if is_cjk(w)])),
         found,
         len(qwords),

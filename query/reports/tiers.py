@@ -3,21 +3,30 @@
 `related`: the reports holding some of the query's content words or words of the same
 stem (a CJK run counts by its pairs of characters), ranked by BM25 over the stems (k1
 1.2, b 0.75; a report's length is the size of its lower-cased text), then newest; a
-query of few words ranks the reports holding more of them first. `fuzzy`: the words no report holds, neither whole
-nor by stem, and the closest indexed words to each (query/forgiving.py).
+query of few words ranks the reports holding more of them first. `fuzzy`: the words no
+report holds, neither whole nor by stem, and the closest indexed words to each
+(query/forgiving.py).
+
+The related tier is computed a segment at a time in arrays: each word's postings as the
+engine's arrays (``Segment.frequencies``; a common word's are kept), the reports' sizes
+per segment (``report_sizes``, kept while the segment lives), and the words' BM25 added
+up per report in the order of the query's words, so that every score is the one adding
+them a report at a time gives (tests/test_reports_related.py checks it).
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain
 from typing import Any, Protocol
 
-from indexer.engine.base import Segment
+import numpy as np
+import numpy.typing as npt
+
+from indexer.engine.base import Frequencies, Segment
 from indexer.engine.lexicon import Lexicon
 from query.forgiving import MAX_CANDIDATES, closest, family, is_cjk
 from query.indexes import PerSegment
@@ -69,92 +78,136 @@ class Stats:
     mean_size: float
 
 
-def stats(segments: Sequence[TierSegment]) -> Stats:
-    sizes = 0
+@dataclass(frozen=True)
+class ReportSizes:
+    """Of one segment: which documents are reports (kind "doc"; live when this was made)
+    and each document's text size in bytes, what BM25 divides by; kept while the segment
+    lives (``report_sizes``)."""
+
+    reports: npt.NDArray[np.int64]
+    sizes: npt.NDArray[np.float64]
+
+
+def report_sizes(memo: dict[str, Any], segments: Sequence[TierSegment]) -> list[ReportSizes]:
+    """Each segment's ReportSizes, made on first use and kept in ``memo`` (a
+    QueryContext's) while the segment lives: a new snapshot reads only its new segments."""
+    kept: PerSegment[ReportSizes] = memo.setdefault("reports.sizes", PerSegment())
+    found = [kept.get(s.segment.id, partial(_report_sizes, s)) for s in segments]
+    kept.keep_only(s.segment.id for s in segments)
+    return found
+
+
+def _report_sizes(s: TierSegment) -> ReportSizes:
+    reports = np.array(sorted(s.segment.docs_with("kind", ["doc"])), dtype=np.int64)
+    sizes = np.array(s.segment.bytes_column("text").sizes(), dtype=np.float64)
+    return ReportSizes(reports, sizes)
+
+
+def stats(segments: Sequence[TierSegment], sizes: Sequence[ReportSizes]) -> Stats:
+    """The live reports of these segments (``sizes``: theirs, in their order)."""
+    total = 0
     count = 0
-    for s in segments:
-        live = s.segment.docs_with("kind", ["doc"])
-        texts = s.segment.bytes_column("text")
-        sizes += sum(map(texts.size, live))
+    for s, of in zip(segments, sizes, strict=True):
+        live = _without(of.reports, s.deleted)
+        total += int(of.sizes[live].sum())  # whole numbers: the sum is exact
         count += len(live)
-    return Stats(count, sizes / count if count else 1.0)
+    return Stats(count, total / count if count else 1.0)
 
 
 @dataclass
 class Related:
-    """Per report of a segment: how many query words it holds, its BM25, the occurrences."""
+    """Of one segment: the reports holding some of the query's words or their stems
+    (ascending), and for each how many of the words it holds, its BM25 and its
+    occurrences of the words."""
 
-    matched: dict[int, int]
-    score: dict[int, float]
-    occurrences: dict[int, float]
+    docs: npt.NDArray[np.int64]
+    matched: npt.NDArray[np.int64]
+    score: npt.NDArray[np.float64]
+    occurrences: npt.NDArray[np.float64]
+
+
+_NONE: Frequencies = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
 
 
 def word_frequencies(
     s: TierSegment, word: str, command: str | None, families: Families
-) -> dict[int, float]:
-    """{live report: occurrences of the word or its stem family} in one segment."""
+) -> Frequencies:
+    """The live reports of one segment holding the word or its stem family (ascending),
+    and the occurrences of them in each."""
     if is_cjk(word):
-        return s.occurrences(word, command)
+        counts = s.occurrences(word, command)
+        held = sorted(counts)
+        return np.array(held, dtype=np.int64), np.array(
+            list(map(counts.__getitem__, held)), dtype=np.float64
+        )
     within = None if command is None else s.command_docs(command)
     if within == []:
-        return {}
-    acc: dict[int, float] = {}
-    for k in families.of(s, word):
-        part: dict[int, float] = {}
-        for ids, weights, _ in s.postings(k, within):
-            part.update(zip(ids, weights, strict=False))
-        if len(acc) < len(part):
-            acc, part = part, acc
-        for d, w in part.items():
-            acc[d] = acc.get(d, 0.0) + w
+        return _NONE
+    parts = [s.segment.frequencies("content", k) for k in families.of(s, word)]
+    if not parts:
+        return _NONE
+    docs, tf = parts[0]
+    if len(parts) > 1:  # a report may hold several words of the family: add them up
+        n = s.segment.doc_count_all
+        all_docs = np.concatenate([d for d, _ in parts])
+        totals = np.bincount(all_docs, weights=np.concatenate([f for _, f in parts]), minlength=n)
+        docs = np.flatnonzero(np.bincount(all_docs, minlength=n)).astype(np.int64, copy=False)
+        tf = totals[docs].astype(np.float64, copy=False)
+    keep = _live(docs, s.deleted)
     if within is not None:
-        inside = set(within)
-        acc = {d: w for d, w in acc.items() if d in inside}
-    for d in s.deleted.intersection(acc):
-        del acc[d]
-    return acc
+        keep &= np.isin(docs, np.array(within, dtype=np.int64))
+    return (docs, tf) if keep.all() else (docs[keep], tf[keep])
 
 
 def related(
     segments: Sequence[TierSegment],
+    sizes: Sequence[ReportSizes],
     qwords: list[str],
     command: str | None,
     st: Stats,
     families: Families,
     weights: Mapping[str, int] | None = None,
 ) -> list[Related]:
-    """The related tier's reports of each segment (in the order of ``segments``); a word's
-    BM25 counts ``weights[word]`` times (how often the query says it)."""
+    """The related tier's reports of each segment (in the order of ``segments``; ``sizes``
+    theirs); a word's BM25 counts ``weights[word]`` times (how often the query says it).
+    A report's BM25 adds up its words' in the order of ``qwords``."""
     per_word = [[word_frequencies(s, w, command, families) for s in segments] for w in qwords]
     times = [1 if weights is None else weights.get(w, 1) for w in qwords]
-    dfs = [sum(map(len, freqs)) for freqs in per_word]
+    dfs = [sum(len(docs) for docs, _ in freqs) for freqs in per_word]
+    base, per_byte = K1 * (1 - B), K1 * B / st.mean_size
     out = []
     for i, s in enumerate(segments):
-        size = s.segment.bytes_column("text").size
-        held = [freqs[i] for freqs in per_word]
-        base, per_byte = K1 * (1 - B), K1 * B / st.mean_size
-        norms = {d: base + per_byte * size(d) for d in set().union(*held)}
-        score: dict[int, float] = {}
-        occurrences: dict[int, float] = {}
-        for tf_of, df, n in zip(held, dfs, times, strict=True):
-            if not tf_of:
+        n = s.segment.doc_count_all
+        score = np.zeros(n, dtype=np.float64)
+        occurrences = np.zeros(n, dtype=np.float64)
+        matched = np.zeros(n, dtype=np.int64)
+        for freqs, df, times_said in zip(per_word, dfs, times, strict=True):
+            docs, tf = freqs[i]
+            if not len(docs):
                 continue
-            gain = n * math.log(1 + (st.reports - df + 0.5) / (df + 0.5)) * (K1 + 1)
-            score = _added(score, {d: gain * tf / (tf + norms[d]) for d, tf in tf_of.items()})
-            occurrences = _added(occurrences, dict(tf_of))
-        matched = dict(Counter(chain.from_iterable(held)))
-        out.append(Related(matched, score, occurrences))
+            gain = times_said * math.log(1 + (st.reports - df + 0.5) / (df + 0.5)) * (K1 + 1)
+            norms = base + per_byte * sizes[i].sizes[docs]
+            score[docs] += gain * tf / (tf + norms)
+            occurrences[docs] += tf
+            matched[docs] += 1
+        held = np.flatnonzero(matched)
+        out.append(Related(held, matched[held], score[held], occurrences[held]))
     return out
 
 
-def _added(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
-    """``a`` and ``b`` added key by key, in whichever is larger (both are the caller's)."""
-    if len(a) < len(b):
-        a, b = b, a
-    get = a.get
-    for d, v in b.items():
-        a[d] = get(d, 0.0) + v
-    return a
+def _without(docs: npt.NDArray[np.int64], deleted: frozenset[int]) -> npt.NDArray[np.int64]:
+    return docs[_live(docs, deleted)] if deleted else docs
+
+
+def _live(docs: npt.NDArray[np.int64], deleted: frozenset[int]) -> npt.NDArray[np.bool_]:
+    """Per document of ``docs`` (ascending): whether it is not among the deleted (each
+    found by bisection: there are few)."""
+    keep = np.ones(len(docs), dtype=bool)
+    if deleted and len(docs):
+        gone = np.array(sorted(deleted), dtype=np.int64)
+        at = np.minimum(np.searchsorted(docs, gone), len(docs) - 1)
+        keep[at[docs[at] == gone]] = False
+    return keep
 
 
 def unknown_words(

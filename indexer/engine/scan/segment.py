@@ -14,11 +14,14 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+import numpy as np
+
 from indexer.engine.base import (
     AllOf,
     AnyOf,
     Block,
     Boosted,
+    Frequencies,
     PhraseClause,
     Ranked,
     Scored,
@@ -94,6 +97,13 @@ class MemorySegment:
             values = [p.value or b"" for p in chunk] if chunk[0].value is not None else None
             yield Block(iter([p.doc for p in chunk]), [float(p.freq) for p in chunk], values)
 
+    def frequencies(self, field: str, term: int) -> Frequencies:
+        postings = self._postings[field][self._lexicon(field)[1][term]]
+        return (
+            np.array([p.doc for p in postings], dtype=np.int64),
+            np.array([p.freq for p in postings], dtype=np.float64),
+        )
+
     def docs_with(self, field: str, terms: Iterable[str]) -> set[int]:
         postings = self._postings.get(field, {})
         return {p.doc for t in terms for p in postings.get(t, ())}
@@ -106,6 +116,9 @@ class MemorySegment:
 
     def fragment_tops(self) -> None:
         return None  # counted in the texts: what the tops are checked against
+
+    def token_sequences(self) -> None:
+        return None  # counted from the postings or the texts: what the runs are checked against
 
     def stored(self, doc: int) -> Mapping[str, Any]:
         return self._docs[doc].stored

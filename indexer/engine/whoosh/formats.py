@@ -24,7 +24,12 @@ from whoosh.util.numlists import GrowableArray
 
 from indexer.engine.fields import PositionedTokenizer
 from indexer.engine.fields import Tokenizer as Tokens
-from indexer.engine.postings import next_tokens_frequency, next_tokens_postings
+from indexer.engine.postings import (
+    Numbering,
+    next_tokens_frequency,
+    next_tokens_postings,
+    numbered,
+)
 
 
 class TokensAnalyzer(Tokenizer):
@@ -106,17 +111,20 @@ class NextTokens(Frequency):
 
     def pool_items(
         self, value: str, analyzer: Any, boost: float
-    ) -> tuple[list[tuple[bytes, float, bytes]], int] | None:
+    ) -> tuple[list[tuple[bytes, float, bytes]], int, Numbering] | None:
         """The postings ``word_values`` gives, as a writer pools them: (term as UTF-8,
-        weight times ``boost``, value) each, and the field's length; None for an analyzer
-        other than a TokensAnalyzer."""
+        weight times ``boost``, value) each; the field's length; and its tokens numbered
+        (indexer/engine/postings.py), for the segment's token sequences. None for an
+        analyzer other than a TokensAnalyzer."""
         tokens = _terms(value, analyzer)
         if tokens is None:
             return None
         fb = self.field_boost
-        postings = next_tokens_postings(tokens)
+        numbering = numbered(tokens)
+        postings = next_tokens_postings(tokens, numbering)
         # (n * fb) * boost, as Whoosh multiplies: the same float.
-        return [(w.encode("utf-8"), n * fb * boost, v) for w, n, v in postings], len(tokens)
+        items = [(w.encode("utf-8"), n * fb * boost, v) for w, n, v in postings]
+        return items, len(tokens), numbering
 
     def decode_frequency(self, valuestring: bytes) -> int:
         return next_tokens_frequency(valuestring)

@@ -22,8 +22,11 @@ from whoosh.fields import FieldType
 from whoosh.multiproc import MpWriter, SubWriterTask
 from whoosh.writing import IndexingError, PostingPool, SegmentWriter
 
+from indexer.engine.postings import Numbering
 from indexer.engine.whoosh.codec import TermPostings
-from indexer.engine.whoosh.tops import TopsCounter, clean_tops, write_tops
+from indexer.engine.whoosh.derived import clean_derived, write_derived
+from indexer.engine.whoosh.sequences import SequencesTaker, sequences_file_name
+from indexer.engine.whoosh.tops import TopsCounter, tops_file_name
 
 # A posting's and a term's size in memory (TermPostings), measured with tracemalloc
 # (Python 3.11): ~18 bytes and the value's, and ~400 bytes a term.
@@ -121,29 +124,33 @@ class TermPool(PostingPool):
         return PostingPool.items(self, maxfiles)
 
 
-class _CleansTops:
-    """A writer that, as it writes the table of contents, removes the tops of the
-    segments that are no longer in it."""
+class _CleansDerived:
+    """A writer that, as it writes the table of contents, removes the derived files
+    (derived.py) of the segments that are no longer in it."""
 
     storage: Any
 
     def _commit_toc(self, segments: list[Any]) -> None:
         super()._commit_toc(segments)  # type: ignore[misc]
-        clean_tops(self.storage, segments)
+        clean_derived(self.storage, segments)
 
 
-class TroveSegmentWriter(_CleansTops, SegmentWriter):
+class TroveSegmentWriter(_CleansDerived, SegmentWriter):
     """Whoosh's SegmentWriter with a TermPool, and each field's terms added in one go;
-    and the segment's fragment tops (indexer/engine/fragments.py), if its schema has a
-    column with them, written beside it."""
+    and the segment's fragment tops (indexer/engine/fragments.py) and token sequences
+    (indexer/engine/sequences.py), if its schema has a field with them, written beside
+    it."""
 
     def __init__(self, ix: Any, limitmb: int = 128, **kwargs: Any) -> None:
         super().__init__(ix, limitmb=limitmb, **kwargs)
         self.pool = TermPool(self._tempstorage, self.newsegment, limitmb=limitmb)
         self.tops = TopsCounter.of(self.schema)
+        self.sequences = SequencesTaker.of(self.schema)
 
     def add_reader(self, reader: Any) -> None:
-        self.tops = None  # documents that are not counted: no tops for this segment
+        # Documents that are not counted: no derived data for this segment (a reconcile
+        # makes it from the segment's columns).
+        self.tops = self.sequences = None
         super().add_reader(reader)
 
     def add_document(self, **fields: Any) -> None:
@@ -157,6 +164,7 @@ class TroveSegmentWriter(_CleansTops, SegmentWriter):
         ):
             if self.tops is not None:
                 self.tops.add(self.docnum, fields)
+            self.sequences = None  # the tokens are not seen here
             super().add_document(**fields)
             return
         self._check_state()
@@ -182,8 +190,12 @@ class TroveSegmentWriter(_CleansTops, SegmentWriter):
                         (text, weight * fieldboost, vbytes) for text, _, weight, vbytes in items
                     ]
                     total = sum(freq for _, freq, _, _ in items)
+                    if self.sequences is not None and fieldname == self.sequences.field:
+                        self.sequences = None  # its tokens are not known here
                 else:
-                    terms, total = pooled
+                    terms, total, numbering = pooled
+                    if self.sequences is not None and fieldname == self.sequences.field:
+                        self.sequences.add(docnum, numbering)
                 if field.scorable:
                     length = total
                 pool.add_terms(fieldname, docnum, terms)
@@ -210,16 +222,20 @@ class TroveSegmentWriter(_CleansTops, SegmentWriter):
         self.fieldwriter.close()
         if pdr:
             pdr.close()
+        segment_id = self.newsegment.segment_id()
         if self.tops is not None:
             table = self.tops.counter.table(self.docnum)
-            write_tops(self.storage.folder, self.newsegment.segment_id(), table)
+            write_derived(self.storage.folder, tops_file_name(segment_id), table)
+        if self.sequences is not None:
+            table = self.sequences.writer.table(self.docnum)
+            write_derived(self.storage.folder, sequences_file_name(segment_id), table)
 
 
 def _pool_items(
     field: Any, value: Any, boost: float
-) -> tuple[list[tuple[bytes, float, bytes]], int] | None:
-    """What ``field.index(value)`` gives, as the pool takes it, and the field's length, in
-    one pass, where the field's format can (NextTokens); else None."""
+) -> tuple[list[tuple[bytes, float, bytes]], int, Numbering] | None:
+    """What ``field.index(value)`` gives, as the pool takes it, the field's length and its
+    tokens numbered, in one pass, where the field's format can (NextTokens); else None."""
     pool_items = getattr(field.format, "pool_items", None)
     if pool_items is None or type(field).index is not FieldType.index or not isinstance(value, str):
         return None
@@ -278,7 +294,7 @@ class _SubWriterTask(SubWriterTask):
         return self.writer
 
 
-class TroveMpWriter(_CleansTops, MpWriter):
+class TroveMpWriter(_CleansDerived, MpWriter):
     """Whoosh's MpWriter (``multisegment`` only) whose worker processes write with
     TroveSegmentWriter, each handing back one segment or more."""
 

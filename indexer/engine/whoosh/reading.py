@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from io import BytesIO
 from itertools import accumulate, repeat
 from pickle import Unpickler, loads
-from typing import Any
+from typing import Any, TypeVar
 
 from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3LeafMatcher, W3TermInfo, W3TermsReader
 from whoosh.columns import NumericColumn, VarBytesColumn
@@ -43,6 +43,7 @@ from indexer.engine.base import (
     AnyOf,
     Block,
     Boosted,
+    Frequencies,
     PhraseClause,
     Ranked,
     Scored,
@@ -50,12 +51,20 @@ from indexer.engine.base import (
 )
 from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
+from indexer.engine.sequences import TokenSequences
 from indexer.engine.whoosh.codec import BLOCK_SIZE
+from indexer.engine.whoosh.frequencies import (
+    KeptFrequencies,
+    inlined_frequencies,
+    read_frequencies,
+)
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, FILE_STAT, unpack_stat
+from indexer.engine.whoosh.sequences import read_sequences, sequences_file_name
 from indexer.engine.whoosh.storage import INDEX_NAME
 from indexer.engine.whoosh.tops import read_tops, tops_file_name
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 # File records a segment's memo keeps (about 150 bytes each), looked up by path.
@@ -75,6 +84,8 @@ class _SegmentMemo:
         self.tops: tuple[FragmentTops | None] | None = None  # read once: (tops or None,)
         # File records looked up: (mtime_ns, size, doc) by path, None where it has none.
         self.file_records: dict[str, tuple[int, int, int] | None] = {}
+        self.sequences: tuple[TokenSequences | None] | None = None  # (the same)
+        self.frequencies = KeptFrequencies()  # of its terms of many postings
         self.lock = threading.Lock()
 
 
@@ -133,18 +144,41 @@ class WhooshSegment:
         """Read once, from the file the segment's writer left beside it (inverting.py);
         None if there is none, or it is damaged."""
         if self.memo.tops is None:
-            tops = read_tops(self.folder, self.id, self.doc_count_all)
-            if tops is None and os.path.exists(
-                path := os.path.join(self.folder, tops_file_name(self.id))
-            ):
-                log.warning(
-                    "%s: damaged; short fragments in its segment are counted in the "
-                    "texts until the next reconcile writes it anew (`trove reindex`, "
-                    "or the daemon's start)",
-                    path,
-                )
-            self.memo.tops = (tops,)
+            self.memo.tops = (
+                self._derived(
+                    read_tops, tops_file_name, "short fragments are counted in the texts"
+                ),
+            )
         return self.memo.tops[0]
+
+    def token_sequences(self) -> TokenSequences | None:
+        """Read (mapped and checked) once, from the file the segment's writer left beside
+        it (inverting.py); None if there is none, or it is damaged."""
+        if self.memo.sequences is None:
+            with self.memo.lock:  # (checking a large table takes a while: once)
+                if self.memo.sequences is None:
+                    found = self._derived(
+                        read_sequences,
+                        sequences_file_name,
+                        "queries of several words are counted without it",
+                    )
+                    self.memo.sequences = (found,)
+        return self.memo.sequences[0]
+
+    def _derived(
+        self, read: Callable[[str, str, int], T | None], name: Callable[[str], str], meanwhile: str
+    ) -> T | None:
+        """The segment's derived data (derived.py), read from its file; None if there is
+        none, or it is damaged (said in the log, with what searches do ``meanwhile``)."""
+        found = read(self.folder, self.id, self.doc_count_all)
+        if found is None and os.path.exists(path := os.path.join(self.folder, name(self.id))):
+            log.warning(
+                "%s: damaged; in its segment %s until the next reconcile writes it anew "
+                "(`trove reindex`, or the daemon's start)",
+                path,
+                meanwhile,
+            )
+        return found
 
     def blocks(self, field: str, term: int, within: Sequence[int] | None = None) -> Iterator[Block]:
         """Reads Whoosh 2.7.4's postings file directly, a whole posting list at once: its
@@ -178,6 +212,22 @@ class WhooshSegment:
             if size < 0 or end >= len(data):
                 return
             pos, low = end, high
+
+    def frequencies(self, field: str, term: int) -> Frequencies:
+        """Read as ``blocks`` reads them, into arrays; a term of many postings is kept
+        (frequencies.py)."""
+        lex, offsets, lengths = self._lexicon(field)
+        offset = offsets[term]
+        if offset < 0:
+            info = self.reader._terms.term_info(field, lex.term(term).encode("utf-8"))
+            ids, weights, _ = info.inlined_postings()
+            return inlined_frequencies(ids, weights)
+
+        def read() -> Frequencies:
+            data = self.reader._terms._postfile.get(offset, lengths[term])
+            return read_frequencies(data, WHOOSH3_HEADER_MAGIC)
+
+        return self.memo.frequencies.get(field, term, lex.doc_counts[term], read)
 
     def docs_with(self, field: str, terms: Iterable[str]) -> set[int]:
         docs: set[int] = set()

@@ -80,6 +80,11 @@ def whoosh_field(field: Field) -> FieldType:
             text = TEXT(analyzer=TokensAnalyzer(field.tokens), phrase=False, stored=field.stored)
             fmt = NextTokens if field.postings == "next_tokens" else FastFrequency
             text.format = fmt(field_boost=text.format.field_boost)
+            if field.sequences_from is not None:
+                if field.postings != "next_tokens":
+                    raise TypeError(f"{field.name}: token sequences need next_tokens postings")
+                # Read by the writer, as trove_tops_by is.
+                text.trove_sequences_from = field.sequences_from
             return text
         case Number():
             return NUMERIC(int, bits=field.bits, stored=field.stored, sortable=field.sortable)

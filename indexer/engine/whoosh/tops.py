@@ -1,21 +1,17 @@
 """Each segment's fragment tops (indexer/engine/fragments.py) on the Whoosh engine's side:
-counted as the writer adds documents, written beside the segment, named after it, and
-removed when it goes."""
+counted as the writer adds documents, written beside the segment (derived.py)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterable
 from typing import Any
 
 from indexer.engine.fragments import FragmentCounter, FragmentTops
-
-TOPS_PREFIX = "trove-tops-"  # + a segment's id + ".bin": its fragment tops
+from indexer.engine.whoosh.derived import TOPS_PREFIX, derived_name
 
 
 def tops_file_name(segment_id: str) -> str:
-    return f"{TOPS_PREFIX}{segment_id}.bin"
+    return derived_name(TOPS_PREFIX, segment_id)
 
 
 def read_tops(folder: str, segment_id: str, doc_count: int) -> FragmentTops | None:
@@ -27,24 +23,6 @@ def read_tops(folder: str, segment_id: str, doc_count: int) -> FragmentTops | No
     except OSError:
         return None
     return FragmentTops.parse(data, doc_count)
-
-
-def write_tops(folder: str, segment_id: str, table: bytes) -> None:
-    """Writes a segment's tops beside it: a whole new file, renamed into place."""
-    path = os.path.join(folder, tops_file_name(segment_id))
-    with open(path + ".tmp", "wb") as out:
-        out.write(table)
-    os.replace(path + ".tmp", path)
-
-
-def clean_tops(storage: Any, segments: Iterable[Any]) -> None:
-    """Removes the fragment tops of segments that are no longer in the index (Whoosh's
-    clean_files leaves files it does not name)."""
-    live = {tops_file_name(s.segment_id()) for s in segments}
-    for name in list(storage):
-        if name.startswith(TOPS_PREFIX) and name not in live:
-            with contextlib.suppress(OSError):
-                storage.delete_file(name)
 
 
 class TopsCounter:

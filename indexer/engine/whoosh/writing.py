@@ -23,8 +23,9 @@ from indexer.engine.base import ReadTarget
 from indexer.engine.faults import CommitFailed, is_write_fault, release
 from indexer.engine.fields import Field
 from indexer.engine.whoosh.codec import TroveCodec
+from indexer.engine.whoosh.derived import clean_derived, write_derived
 from indexer.engine.whoosh.inverting import TroveMpWriter, TroveSegmentWriter, gc_paused
-from indexer.engine.whoosh.reading import WhooshReader, check_extent, segment_of
+from indexer.engine.whoosh.reading import WhooshReader, WhooshSegment, check_extent, segment_of
 from indexer.engine.whoosh.schema import (
     FILE_KEY_PREFIX,
     FILE_STAT,
@@ -33,8 +34,9 @@ from indexer.engine.whoosh.schema import (
     pack_stat,
     unpack_stats,
 )
+from indexer.engine.whoosh.sequences import SequencesTaker, read_sequences, sequences_file_name
 from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
-from indexer.engine.whoosh.tops import TopsCounter, clean_tops, read_tops, write_tops
+from indexer.engine.whoosh.tops import TopsCounter, read_tops, tops_file_name
 from indexer.engine.writing import Bookkeeping, CommitPlan, FileState, FileStats, SegmentStats
 from indexer.engine.writing import Index as EngineIndex
 
@@ -156,31 +158,33 @@ class WhooshIndex:
                             (length,) = length
                         check_extent(name, offset, length)  # as the lexicons read it
 
-    def repair_tops(self) -> int:
-        """Reads each segment's tops file as a search would, knowing the segment from the
-        table of contents alone (a reader of every segment costs more than the check);
-        where the tops are missing or damaged, counts the segment's live documents' texts
-        again and writes them (a whole new file, renamed into place)."""
+    def repair_derived(self) -> int:
+        """Reads each segment's derived files (derived.py) as a search would, knowing the
+        segment from the table of contents alone (a reader of every segment costs more
+        than the check); where one is missing or damaged, makes it anew from the
+        segment's columns and writes it (a whole new file, renamed into place): the
+        fragment tops from the live documents' texts, the token sequences from every
+        document's text, cut into tokens again. How many files it wrote."""
         index = self.native
-        if TopsCounter.of(index.schema) is None:
-            return 0
+        tops_of = TopsCounter.of(index.schema) is not None
+        sequences_of = SequencesTaker.of(index.schema) is not None
         folder = index.storage.folder
         repaired = 0
         for info in index._segments():
-            if read_tops(folder, info.segment_id(), info.doc_count_all()) is not None:
+            segment_id, docs = info.segment_id(), info.doc_count_all()
+            tops = tops_of and read_tops(folder, segment_id, docs) is None
+            sequences = sequences_of and read_sequences(folder, segment_id, docs) is None
+            if not tops and not sequences:
                 continue
-            tops = TopsCounter.of(index.schema)
-            assert tops is not None
             with SegmentReader(index.storage, index.schema, info) as reader:
                 segment = segment_of(reader, folder)
-                texts, keys = segment.bytes_column(tops.column), segment.bytes_column(tops.key)
-                ranks = segment.int_column(tops.rank)
-                for d in range(segment.doc_count_all):
-                    if d not in segment.deleted:
-                        tops.counter.add(d, texts.value(d), ranks[d], keys.value(d))
-                write_tops(folder, segment.id, tops.counter.table(segment.doc_count_all))
-            log.warning("%s: fragment tops written anew (missing or damaged)", info.segment_id())
-            repaired += 1
+                if tops:
+                    _write_tops(index.schema, segment, folder)
+                    log.warning("%s: fragment tops written anew (missing or damaged)", segment_id)
+                if sequences:
+                    _write_sequences(index.schema, segment, folder)
+                    log.warning("%s: token sequences written anew (missing or damaged)", segment_id)
+            repaired += tops + sequences
         return repaired
 
     def bookkeeping_of(self, files: Iterable[str]) -> Bookkeeping:
@@ -316,12 +320,38 @@ class WhooshIndex:
             generation = self.native.latest_generation()
             segments = TOC.read(storage, INDEX_NAME, generation).segments
             clean_files(storage, INDEX_NAME, generation, segments)
-            clean_tops(storage, segments)
+            clean_derived(storage, segments)
         for entry in folder.iterdir():
             if _TEMP_TOC.match(entry.name) or (entry.is_dir() and entry.name.endswith(".tmp")):
                 with contextlib.suppress(OSError):
                     shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
         return max(0, before - _folder_bytes(folder))
+
+
+def _write_tops(schema: Any, segment: WhooshSegment, folder: str) -> None:
+    """A segment's fragment tops, counted in its live documents' texts."""
+    tops = TopsCounter.of(schema)
+    assert tops is not None
+    texts, keys = segment.bytes_column(tops.column), segment.bytes_column(tops.key)
+    ranks = segment.int_column(tops.rank)
+    for d in range(segment.doc_count_all):
+        if d not in segment.deleted:
+            tops.counter.add(d, texts.value(d), ranks[d], keys.value(d))
+    table = tops.counter.table(segment.doc_count_all)
+    write_derived(folder, tops_file_name(segment.id), table)
+
+
+def _write_sequences(schema: Any, segment: WhooshSegment, folder: str) -> None:
+    """A segment's token sequences, from every document's text (those deleted since it
+    was written too: the table is then the one its writer wrote)."""
+    taker = SequencesTaker.of(schema)
+    assert taker is not None
+    texts = segment.bytes_column(taker.column)
+    for d in range(segment.doc_count_all):
+        if value := texts.value(d):
+            taker.add_value(d, value)
+    table = taker.writer.table(segment.doc_count_all)
+    write_derived(folder, sequences_file_name(segment.id), table)
 
 
 class WhooshEngine:
