@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import regex
@@ -29,6 +30,7 @@ from query.elog import (
     Lit,
     get_elog_thread,
     is_regex,
+    regex_search,
     required_literals,
     search_elog,
     snippet,
@@ -680,6 +682,115 @@ def test_an_invalid_regex_is_invalid_query_quoting_the_error(sample) -> None:
     assert "RF|[LLRF" in error.message and "unterminated character set" in error.message
     error = code_of(lambda: search_elog(sample, "(RF|LLRF"))
     assert error.code == "INVALID_QUERY" and "missing )" in error.message
+    assert error.message.startswith("query '(RF|LLRF' reads as a regular expression but is ")
+    assert error.message.endswith(
+        ". Escape special characters with a backslash, or drop them to search text"
+    )
+
+
+def test_a_regex_hit_shows_the_passage_of_its_first_match(logbook) -> None:
+    body = "filler line of text\n" * 200 + "the fault was in needle42 today"
+    ctx = logbook({"2025/251006a.log": rec(1, "long entry", body)})
+    (hit,) = search_elog(ctx, r"needle\d+").hits
+    assert "needle42" in hit.snippet
+
+
+def test_a_regex_match_in_the_title_scores_2_and_in_the_body_1(logbook) -> None:
+    ctx = logbook(
+        {
+            "2025/251006a.log": rec(1, "klystron", "nothing here")
+            + rec(2, "nothing", "the klystron tripped")
+            + rec(3, "klystron trip", "klystron again")
+        }
+    )
+    answer = search_elog(ctx, "klystr[o]n")
+    assert [(h.elog_id, h.score) for h in answer.hits] == [(3, 3.0), (1, 2.0), (2, 1.0)]
+
+
+def test_a_regex_over_many_entries_counts_the_matches_of_every_worker(logbook) -> None:
+    # 1,100 candidates: two workers where two cores are.
+    records = "".join(rec(i, f"entry {i}", f"text needle{i % 7}") for i in range(1, 1101))
+    ctx = logbook({"2025/251006a.log": records})
+    assert search_elog(ctx, "needle[0-9]", max_results=50).total == 1100
+
+
+def test_a_workers_error_reaches_the_caller_and_its_timeout_is_a_search_timeout(
+    logbook, monkeypatch
+) -> None:
+    ctx = logbook({"2025/251006a.log": rec(1, "RF trip") + rec(2, "RF trip again")})
+    search_elog(ctx, "warm up the index")
+
+    def broken(*args: object) -> list[regex_search.RegexHit]:
+        raise ValueError("worker broke")
+
+    monkeypatch.setattr(regex_search, "_match_all", broken)
+    with pytest.raises(ValueError, match="worker broke"):
+        search_elog(ctx, "RF.*trip")
+
+    def timed_out(*args: object) -> list[regex_search.RegexHit]:
+        raise TimeoutError
+
+    monkeypatch.setattr(regex_search, "_match_all", timed_out)
+    error = code_of(lambda: search_elog(ctx, "RF.*trip"))
+    assert error.code == "SEARCH_TIMEOUT"
+    assert error.message == (
+        "the regular expression 'RF.*trip' did not finish within 0.75 s over 2 candidate "
+        "entries: it backtracks too much (nested repeats such as (a+)+ or (a|aa)+ do); make "
+        "it more specific, or narrow it with since/until or a filter"
+    )
+
+
+def test_regex_workers_are_named_daemon_threads(logbook, monkeypatch) -> None:
+    ctx = logbook({"2025/251006a.log": rec(1, "RF trip")})
+    search_elog(ctx, "warm up the index")
+    seen: list[tuple[str, bool]] = []
+    real = regex_search._match_all
+
+    def recording(*args: Any) -> list[regex_search.RegexHit]:
+        seen.append((threading.current_thread().name, threading.current_thread().daemon))
+        return real(*args)
+
+    monkeypatch.setattr(regex_search, "_match_all", recording)
+    assert ids(search_elog(ctx, "RF.*trip")) == [1]
+    assert seen == [("trove-elog-regex", True)]
+
+
+def test_a_worker_that_does_not_stop_still_answers_search_timeout_at_the_deadline(
+    logbook, monkeypatch
+) -> None:
+    ctx = logbook({"2025/251006a.log": rec(1, "RF trip")})
+    search_elog(ctx, "warm up the index")
+    release = threading.Event()
+
+    def stuck(*args: object) -> list[regex_search.RegexHit]:
+        release.wait(60)
+        return []
+
+    monkeypatch.setattr(regex_search, "_match_all", stuck)
+    try:
+        error = code_of(lambda: search_elog(ctx, "RF.*trip"))
+    finally:
+        release.set()
+    assert error.message.startswith(
+        "the regular expression 'RF.*trip' did not finish within 0.75 s over 1 candidate entries: "
+    )
+
+
+@pytest.mark.parametrize("where", ["title", "body"])
+def test_a_regex_call_that_would_backtrack_for_ever_stops_at_the_deadline(
+    logbook, where: str
+) -> None:
+    endless = "a" * 80 + "!"  # (a|aa)+$ takes some 10^16 steps to fail here
+    title, body = (endless, "b") if where == "title" else ("b", endless)
+    ctx = logbook({"2025/251006a.log": rec(1, title, body)})
+    search_elog(ctx, "warm up the index")
+    before = set(threading.enumerate())
+    assert code_of(lambda: search_elog(ctx, "(a|aa)+$")).code == "SEARCH_TIMEOUT"
+    workers = [t for t in threading.enumerate() if t.name == "trove-elog-regex"]
+    for worker in workers:
+        if worker not in before:
+            worker.join(5.0)  # bounded: a call given no end would run for years
+            assert not worker.is_alive()
 
 
 def test_a_runaway_regex_is_a_search_timeout_within_a_second(logbook) -> None:
