@@ -51,10 +51,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gen_corpus import MANIFEST, generate
 
+from indexer.collection import CollectionIndex
 from indexer.config import Settings, settings_from_file
 from indexer.engine.base import TermClause
 from indexer.sources.registry import get_source
-from indexer.store import CollectionIndex
 from query.context import QueryContext
 from query.reports import search_reports
 

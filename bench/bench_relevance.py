@@ -3,8 +3,8 @@
     python bench/bench_relevance.py [--cisi ../shared/relevance/cisi] [--work DIR] \
         [--json PATH] [--no-semantic]
 
-CISI (../shared/relevance/README.md): 1,460 library-science abstracts, 112 queries, binary
-judgments for 76 of them. Files are Latin-1. In one run:
+CISI (a test collection; its README gives the bm25s baseline): 1,460 library-science
+abstracts, 112 queries, binary judgments for 76 of them. Files are Latin-1. In one run:
 
   bm25s           the README's baseline: bm25s ``method="lucene"``, k1=1.2, b=0.75,
                   ``bm25s.tokenize(..., stopwords="en", stemmer=Stemmer("english"))``,
@@ -65,6 +65,7 @@ import Stemmer
 from indexer.config import Settings, settings_from_dict
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
+from query import tools
 from query.args import MAX_QUERY_CHARS
 from query.context import QueryContext
 from query.elog import search_elog
@@ -75,8 +76,8 @@ from query.rerank import RerankMode, semantic_available
 DEFAULT_CISI = REPO.parent / "shared" / "relevance" / "cisi"
 BASELINE = {"ndcg@10": 0.381, "rr@10": 0.624, "ap@100": 0.164}  # the README's figures
 TARGETS = {"elog lexical": 1.00, "elog semantic": 1.10, "reports": 0.90}
-ELOG_MAX_RESULTS = 50  # search_elog's maximum
-REPORTS_MAX_RESULTS = 100  # search_reports's maximum
+ELOG_MAX_RESULTS = tools.SEARCH_ELOG_RESULTS.high
+REPORTS_MAX_RESULTS = tools.SEARCH_REPORTS_RESULTS.high
 ZURICH = ZoneInfo("Europe/Zurich")
 FIRST_DAY = datetime(2020, 1, 6, 8, 0, tzinfo=ZURICH)
 ENTRIES_A_DAY = 10

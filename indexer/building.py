@@ -83,6 +83,20 @@ def read_build(index_path: Path) -> BuildProgress | None:
     return progress if pid_alive(progress.pid) else None
 
 
+def announce_build(index_path: Path) -> None:
+    """Say a first build starts, before the empty index it fills is created: a search that
+    finds that index must already see the build (a BuildRecorder, or clear_build, ends
+    it)."""
+    BuildRecorder(index_path).__enter__()
+
+
+def clear_build(index_path: Path) -> None:
+    try:
+        (index_path / BUILD_FILE).unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 class BuildRecorder:
     """Keeps ``building.json`` up to date during a build; removes it at the end.
 
@@ -108,10 +122,7 @@ class BuildRecorder:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        try:
-            self.path.unlink(missing_ok=True)
-        except OSError:
-            pass
+        clear_build(self.path.parent)
 
     def reading(self, done: int, total: int) -> None:
         self._total = total

@@ -19,74 +19,41 @@ reconcile catches anything else.
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
-import stat
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from watchdog.events import (
-    DirCreatedEvent,
-    DirDeletedEvent,
-    DirMovedEvent,
-    FileClosedEvent,
-    FileCreatedEvent,
-    FileDeletedEvent,
-    FileMovedEvent,
     FileSystemEvent,
-    FileSystemEventHandler,
 )
 from watchdog.observers import Observer, inotify_c
 from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.utils import BaseThread
-from watchdog.utils.event_debouncer import EventDebouncer
 
 from indexer.config import Settings
+from indexer.errors import Interrupted, StoreError, WriteFault
+from indexer.events import INOTIFY_EVENTS, Batcher, EventsTo, OverflowLog, locate
+from indexer.files import folder_id
+from indexer.health import HEARTBEAT_S, Beating, Health, write_status_file
+from indexer.held import HeldChanges
 from indexer.mounts import filesystem_of, polling_reason
 from indexer.polling import Poller
 from indexer.seat import SEAT_POLL_S, Seat, SeatTaken, SeatUnusable, WatcherKind
 from indexer.sources.base import Source
 from indexer.sources.registry import SOURCES, get_source
 from indexer.status import STATUS_FILE
-from indexer.store import (
-    Interrupted,
-    StoreError,
-    Summary,
-    Syncer,
-    WriteFault,
-)
+from indexer.store import Summary, Syncer
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT_S = 2.0
 # After this many watcher failures the daemon polls instead.
 MAX_WATCHER_RESTARTS = 3
 TICK_S = 0.25
 # Seconds without events after which the daemon compacts the indexes.
 IDLE_S = 1.0
-# Changes a commit could not take (a full disk, a read-only index folder) are retried
-# after this long, doubling up to the cap: they land within RETRY_MAX_S of the fault
-# clearing.
-# The status file's size: room for its fields, so that it can be rewritten in place.
-STATUS_FILE_BYTES = 8192
-RETRY_FIRST_S = 0.25
-RETRY_MAX_S = 2.0
-# The kernel reports what inotify can filter on; "closed" (after a write) stands for
-# "modified" and costs one event per save instead of several.
-INOTIFY_EVENTS: list[type[FileSystemEvent]] = [
-    FileCreatedEvent,
-    FileDeletedEvent,
-    FileMovedEvent,
-    FileClosedEvent,
-    DirCreatedEvent,
-    DirDeletedEvent,
-    DirMovedEvent,
-]
 
 
 _UNWATCHED = "its source folder does not exist: watched for, until it appears"
@@ -95,60 +62,6 @@ _UNSET = "no source folder is configured"
 
 class CannotWatch(StoreError):
     """This process cannot keep the index folder fresh (it cannot write it)."""
-
-
-class _Batcher(EventDebouncer):
-    """watchdog's debouncer, flushing after ``quiet`` s of silence or ``max_delay`` s at most."""
-
-    def __init__(
-        self, quiet: float, max_delay: float, callback: Callable[[list[Any]], None]
-    ) -> None:
-        super().__init__(quiet, callback)
-        self.name = "trove-batcher"
-        self.max_delay = max_delay
-
-    def time_to_flush(self, started: float) -> bool:
-        return time.monotonic() - started > self.max_delay
-
-
-class _Handler(FileSystemEventHandler):
-    def __init__(self, daemon: Daemon) -> None:
-        self.daemon = daemon
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in ("opened", "closed_no_write", "attrib"):
-            return
-        self.daemon.note_event(event)
-
-
-@dataclass
-class Health:
-    """What the status file says; written atomically so `trove status` never reads half."""
-
-    pid: int = field(default_factory=os.getpid)
-    kind: str = "daemon"  # the command that runs it: daemon, serve or mcp
-    started: float = field(default_factory=time.time)
-    heartbeat: float = field(default_factory=time.time)
-    # starting, catching up (the start-up reconcile), watching, stopped
-    state: str = "starting"
-    observer: str = ""
-    catching_up: bool = True
-    catch_up_s: float | None = None  # how long the start-up catch-up took
-    # Per collection: how it is watched ("mode": events or poll, "why") and whether its
-    # start-up catch-up has ended ("caught_up").
-    collections: dict[str, dict[str, Any]] = field(default_factory=dict)
-    last_event: float | None = None
-    last_commit: float | None = None
-    last_reconcile: float | None = None
-    pending: int = 0
-    events: int = 0
-    batches: int = 0
-    errors: int = 0
-    last_error: str = ""
-    overflows: int = 0
-    # Set while changes cannot land ("disk full: 12 changes pending since 10:51"); empty
-    # once they have.
-    fault: str = ""
 
 
 class Daemon:
@@ -190,13 +103,13 @@ class Daemon:
         self._watches: dict[str, ObservedWatch | Poller] = {}
         self._root_ids: dict[str, tuple[int, int]] = {}
         self._stale_roots: set[str] = set()
-        self._handler = _Handler(self)
-        self._batcher: _Batcher | None = None
-        self._log_handler = _OverflowLogHandler(self._overflowed)
+        self._handler = EventsTo(self.note_event)
+        self._batcher: Batcher | None = None
+        self._log_handler = OverflowLog(self._overflowed)
         # Notified after every batch or reconcile, for whoever waits on progress.
         self.progress = threading.Condition()
         # Per collection, the changes a commit could not take, retried until they land.
-        self._held: dict[str, _Held] = {}
+        self._held = HeldChanges()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -218,7 +131,7 @@ class Daemon:
             logging.getLogger("watchdog.observers.inotify").addHandler(self._log_handler)
             self._write_health(state="catching up", catching_up=True)
             began = time.perf_counter()
-            with _Beating(self):
+            with Beating(self._write_health):
                 self._start_watching()
                 self._catch_up()
             for syncer in self.syncers.values():
@@ -279,7 +192,7 @@ class Daemon:
             if self._stop.is_set():
                 return
             root = self.settings.source_root(name)
-            if root is not None and _folder_id(root) is not None:
+            if root is not None and folder_id(root) is not None:
                 self._watch(name, root)
             else:
                 self._set_collection(name, mode=None, why=_UNWATCHED if root else _UNSET)
@@ -410,7 +323,7 @@ class Daemon:
     def _start_watching(self) -> None:
         quiet = self.settings.daemon.quiet_ms / 1000
         max_delay = max(quiet, self.settings.daemon.max_delay_ms / 1000)
-        self._batcher = _Batcher(quiet, max_delay, self._apply_batch)
+        self._batcher = Batcher(quiet, max_delay, self._apply_batch)
         self._batcher.start()
         self._observer = Observer()
         self._observer.name = "trove-observer"
@@ -437,7 +350,7 @@ class Daemon:
     def _watch(self, name: str, root: Path) -> None:
         """Watch one source folder (events or polling, per ``_mode_for``)."""
         assert self._observer is not None
-        identity = _folder_id(root)
+        identity = folder_id(root)
         mode, why = self._mode_for(root)
         watch: ObservedWatch | Poller
         if mode == "poll":
@@ -495,7 +408,7 @@ class Daemon:
             root = self.settings.source_root(name)
             if root is None:
                 continue
-            identity = _folder_id(root)
+            identity = folder_id(root)
             stale = name in self._stale_roots
             self._stale_roots.discard(name)
             if name in self._watches and (stale or identity != self._root_ids.get(name)):
@@ -590,7 +503,7 @@ class Daemon:
                 paths.append(event.dest_path)
             for raw in paths:
                 path = os.fsdecode(raw)
-                for name, rel in self._locate(path, event.is_directory):
+                for name, rel in locate(self.settings, self.sources, path, event.is_directory):
                     touched.setdefault(name, set()).add(rel)
         for name, rels in touched.items():
             try:
@@ -611,104 +524,47 @@ class Daemon:
             self.health.batches += 1
         self._write_health()
 
-    def _locate(self, path: str, is_dir: bool) -> list[tuple[str, str]]:
-        """The collections a changed path may belong to, with its path relative to their root."""
-        found = []
-        for name, source in self.sources.items():
-            root = self.settings.source_root(name)
-            if root is None:
-                continue
-            root_s = str(root)
-            if path == root_s:
-                found.append((name, ""))
-                continue
-            if not path.startswith(root_s + os.sep):
-                continue
-            rel = path[len(root_s) + 1 :]
-            parts = tuple(rel.split(os.sep))
-            dirs_ok = all(source.wants_dir(parts[:i]) for i in range(1, len(parts)))
-            if not dirs_ok:
-                continue
-            if is_dir:
-                if source.wants_dir(parts):
-                    found.append((name, "/".join(parts)))
-            elif source.wants_file(parts):
-                found.append((name, "/".join(parts)))
-        return found
-
-    # ------------------------------------------------------------------ health
-
     # ------------------------------------------------------------------ held changes
 
     def _hold(self, name: str, rels: set[str] | None, exc: WriteFault) -> None:
         """Keep changes a commit could not take (``rels`` None: a whole reconcile), to
         retry them with backoff; one line says why, the first time."""
-        held = self._held.get(name)
-        if held is None:
-            held = self._held[name] = _Held(since=time.time())
+        if self._held.hold(name, rels, exc):
             log.warning("%s: %s; the changes are kept and retried until they land", name, exc)
-        if rels is None:
-            held.rels = None
-        elif held.rels is not None:
-            held.rels |= rels
-        held.what = fault_kind(exc)
-        held.attempts += 1
-        held.due = time.monotonic() + min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (held.attempts - 1))
         with self._health_lock:
             self.health.last_error = str(exc)
-        self._write_health(fault=self._fault_line())
+        self._write_health(fault=self._held.line())
         with self.progress:
             self.progress.notify_all()
 
     def _retry_held(self) -> None:
-        for name, held in list(self._held.items()):
-            if time.monotonic() < held.due or self._stop.is_set():
-                continue
+        for name, rels in self._held.due():
+            if self._stop.is_set():
+                return
             syncer = self.syncers[name]
             try:
-                if held.rels is None:
-                    summary = syncer.reconcile()
-                else:
-                    summary = syncer.apply(sorted(held.rels))
+                summary = syncer.reconcile() if rels is None else syncer.apply(sorted(rels))
             except WriteFault as exc:
-                self._hold(name, set() if held.rels is not None else None, exc)
+                self._hold(name, set() if rels is not None else None, exc)
                 continue
             except Interrupted:
                 return
-            del self._held[name]
-            count = "every" if held.rels is None else str(len(held.rels))
+            since = self._held.landed(name)
+            count = "every" if rels is None else str(len(rels))
             log.warning(
                 "%s: %s held change(s) landed, %.1f s after the first failure",
                 name,
                 count,
-                time.time() - held.since,
+                time.time() - since,
             )
-            self._write_health(fault=self._fault_line())
+            self._write_health(fault=self._held.line())
             self._after(summary, "retry")
-
-    def _fault_line(self) -> str:
-        """What status shows while changes are held: "disk full: 12 changes pending since
-        10:51" (one part per kind of fault)."""
-        if not self._held:
-            return ""
-        parts = []
-        for what in dict.fromkeys(h.what for h in self._held.values()):
-            helds = [h for h in self._held.values() if h.what == what]
-            since = time.strftime("%H:%M", time.localtime(min(h.since for h in helds)))
-            if any(h.rels is None for h in helds):
-                count = "changes"
-            else:
-                n = sum(len(h.rels or ()) for h in helds)
-                count = f"{n} change{'s' if n != 1 else ''}"
-            names = ", ".join(n for n, h in self._held.items() if h.what == what)
-            parts.append(f"{what}: {count} pending since {since} ({names})")
-        return "; ".join(parts)
 
     def health_snapshot(self) -> dict[str, Any]:
         """The daemon's health as the status file says it, from memory (it may not be
         writable while the disk is full)."""
         with self._health_lock:
-            self.health.pending = self._pending_events + self._held_count()
+            self.health.pending = self._pending_events + self._held.count()
             return self._health_dict()
 
     def _health_dict(self) -> dict[str, Any]:
@@ -716,9 +572,6 @@ class Daemon:
         data = dict(self.health.__dict__)
         data["collections"] = {n: dict(c) for n, c in self.health.collections.items()}
         return data
-
-    def _held_count(self) -> int:
-        return sum(len(h.rels) if h.rels is not None else 1 for h in list(self._held.values()))
 
     def _record_error(self, message: str) -> None:
         log.error("%s", message)
@@ -732,95 +585,7 @@ class Daemon:
             for key, value in changes.items():
                 setattr(self.health, key, value)
             self.health.heartbeat = time.time()
-            self.health.pending = self._pending_events + self._held_count()
+            self.health.pending = self._pending_events + self._held.count()
             data = self._health_dict()
-        path = self.settings.index_dir / STATUS_FILE
-        tmp = path.with_name(f".{STATUS_FILE}.{os.getpid()}.tmp")
-        # Padded to a fixed size: on a full disk the file can still be rewritten in place
-        # (its blocks are there), so status shows the fault.
-        text = json.dumps(data, indent=1).encode("utf-8")
-        text += b" " * max(0, STATUS_FILE_BYTES - len(text))
         with self._status_file_lock:
-            try:
-                tmp.write_bytes(text)
-                os.replace(tmp, path)
-            except OSError as exc:
-                tmp.unlink(missing_ok=True)
-                try:
-                    with path.open("r+b") as f:  # in place: needs no new block
-                        if len(text) <= os.fstat(f.fileno()).st_size:
-                            f.write(text)
-                except OSError:
-                    log.debug("cannot write %s: %s", path, exc)
-
-
-@dataclass
-class _Held:
-    """A collection's changes that a commit could not take."""
-
-    since: float
-    rels: set[str] | None = field(default_factory=set)  # None: reconcile it all
-    what: str = ""
-    attempts: int = 0
-    due: float = 0.0
-
-
-_FAULT_KINDS = {
-    errno.ENOSPC: "disk full",
-    errno.EDQUOT: "disk quota exceeded",
-    errno.EROFS: "index folder read-only",
-    errno.EACCES: "index folder not writable",
-    errno.EPERM: "index folder not writable",
-    errno.EIO: "I/O error on the index folder",
-}
-
-
-def fault_kind(exc: BaseException) -> str:
-    """The kind of write fault behind an exception, in words."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, OSError) and seen.errno in _FAULT_KINDS:
-            return _FAULT_KINDS[seen.errno]
-        seen = seen.__cause__ or getattr(seen, "cause", None)
-    return "cannot write the index"
-
-
-def _folder_id(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
-
-
-class _Beating:
-    """Writes the status file's heartbeat every HEARTBEAT_S while a long start-up
-    catch-up runs (the main loop beats afterwards): a first build is not a stuck watcher."""
-
-    def __init__(self, daemon: Daemon) -> None:
-        self._daemon = daemon
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name="trove-heartbeat", daemon=True)
-
-    def __enter__(self) -> None:
-        self._thread.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        self._thread.join()
-
-    def _beat(self) -> None:
-        while not self._done.wait(HEARTBEAT_S):
-            self._daemon._write_health()
-
-
-class _OverflowLogHandler(logging.Handler):
-    """watchdog tells nobody but its log when the kernel queue overflows: listen there."""
-
-    def __init__(self, flag: threading.Event) -> None:
-        super().__init__(level=logging.WARNING)
-        self.flag = flag
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if "overflow" in record.getMessage().lower():
-            self.flag.set()
+            write_status_file(self.settings.index_dir / STATUS_FILE, data)

@@ -37,7 +37,7 @@ from watchdog.events import (
 from indexer.sources.base import is_hidden
 
 if TYPE_CHECKING:
-    from indexer.store import Selection
+    from indexer.files import Selection
 
 log = logging.getLogger(__name__)
 

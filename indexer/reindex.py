@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from indexer.config import Settings
+from indexer.errors import StoreError
 from indexer.sources.registry import SOURCES, get_source
-from indexer.store import StoreError, Summary, Syncer
+from indexer.store import Summary, Syncer
 
 CollectionProgress = Callable[[str, int, int], None]
 

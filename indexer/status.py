@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from indexer.building import pid_alive, read_build
+from indexer.collection import CollectionIndex
 from indexer.config import Settings
+from indexer.errors import ForeignIndexError
 from indexer.sources.registry import SOURCES, get_source
-from indexer.store import CollectionIndex, ForeignIndexError
 
 STATUS_FILE = "daemon.json"
 

@@ -6,55 +6,51 @@ of its fields, and one record per file with the ``(mtime_ns, size, hash)`` that 
 compares with the disk, and why the file was skipped if it was. Both change in the same
 commit, so the bookkeeping never disagrees with the content.
 
-This module walks the files, plans what changes and holds the collection's writer lock;
-the engine (indexer/engine/) keeps the index and commits each plan.
+This module walks the files and plans what changes, under the collection's writer lock
+(indexer/collection.py); the engine (indexer/engine/) keeps the index and commits each
+plan.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import hashlib
-import json
 import logging
 import os
 import pickle
-import stat
 import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sized
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from indexer.building import BuildRecorder
+from indexer.building import BuildRecorder, clear_build
+from indexer.collection import CollectionIndex
+from indexer.compaction import compaction_victims, needs_compaction
 from indexer.config import Settings
-from indexer.engine import get_engine
-from indexer.engine.base import Reader
+from indexer.engine.faults import CommitFailed, release
 from indexer.engine.writing import (
     Bookkeeping,
-    CommitFailed,
+    CommitPlan,
     Document,
-    Engine,
     FileState,
     FileStats,
     Index,
-    Plan,
-    SegmentStats,
-    is_write_fault,
-    release,
 )
-from indexer.sources.base import FileData, Source, is_hidden
+from indexer.errors import (
+    IndexLockedError,
+    Interrupted,
+    StoreError,
+    WriteFault,
+)
+from indexer.files import Listing, SkipFile, Under, read_file, regular_file_stat, valid_name, walk
+from indexer.sources.base import Source
 
 log = logging.getLogger(__name__)
 
-MARKER = "trove-index.json"
-MARKER_FORMAT = "trove-index"
-LOCK_FILE = "writer.lock"
 # Above this many documents to add, build with two processes.
 PARALLEL_THRESHOLD = 2000
 # A batch of more paths than this is applied by a reconcile of the whole collection.
@@ -63,49 +59,11 @@ APPLY_MAX_PATHS = 500
 # share of the collection's files (and APPLY_MAX_PATHS) it reads all of it in one pass,
 # which then costs less.
 CATCH_UP_MAX_SHARE = 0.05
-# Compaction (see Syncer.compact) re-indexes the documents of small segments into one
-# when a tier (the power of ten of a segment's live documents) holds this many segments...
-COMPACT_FACTOR = 4
-# ...for tiers up to this one (segments under 100 live documents), so that it stays cheap.
-COMPACT_MAX_TIER = 1
 # A watcher batch compacts at once, rather than when the daemon is idle, from this many
 # segments on.
 BUSY_MAX_SEGMENTS = 16
 
 Progress = Callable[[int, int], None]
-
-
-class StoreError(Exception):
-    """The index folder cannot be used."""
-
-
-class ForeignIndexError(StoreError):
-    """The index path holds something that is not a trove index; trove will not touch it."""
-
-
-def unusable_index_folder(path: Path, exc: OSError) -> StoreError:
-    """The error for an index folder that cannot be made or written."""
-    return StoreError(
-        f"cannot use the index folder {path}: {exc.strerror or exc}; "
-        "set [index] dir to a folder trove may write"
-    )
-
-
-class WriteFault(StoreError):
-    """A commit the index folder could not take (a full disk, a read-only folder, ...): the
-    index is at its last commit, its partial files gone. The changes stay to be retried."""
-
-
-class IndexLockedError(StoreError):
-    """Another writer held the index for longer than we were willing to wait."""
-
-
-class Interrupted(StoreError):
-    """The work was abandoned on request (a stopping daemon); nothing was committed."""
-
-
-class SkipFile(Exception):
-    """A file of the collection that cannot be indexed; the message says why."""
 
 
 @dataclass
@@ -143,180 +101,7 @@ class Summary:
         }
 
 
-# --------------------------------------------------------------------------- walking
-
-
-@dataclass
-class Listing:
-    files: dict[str, tuple[int, int]] = field(default_factory=dict)
-    skipped: Counter[str] = field(default_factory=Counter)
-
-
-def valid_name(rel: str) -> bool:
-    """Whether a path is text: a name that is not valid UTF-8 cannot be indexed as one."""
-    try:
-        rel.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _inside(root_real: str, path: str) -> bool:
-    real = os.path.realpath(path)
-    return real == root_real or real.startswith(root_real + os.sep)
-
-
-class Selection(Protocol):
-    """Which folders and files of a tree belong to a collection (part of a Source)."""
-
-    def wants_dir(self, parts: tuple[str, ...]) -> bool: ...
-
-    def wants_file(self, parts: tuple[str, ...]) -> bool: ...
-
-
-def walk(root: Path, source: Selection) -> Listing:
-    """Every file of the collection under ``root`` with its (mtime_ns, size).
-
-    Symlinks are followed only while they stay inside the root; a folder is entered once
-    (symlink loops end there). Files that are not regular files are left out. A root that
-    exists but cannot be listed (permissions) raises StoreError: an empty listing would
-    delete every document of the collection.
-    """
-    listing = Listing()
-    root_real = os.path.realpath(root)
-    seen_dirs: set[tuple[int, int]] = set()
-    try:
-        st = os.stat(root)
-    except OSError:
-        return listing
-    seen_dirs.add((st.st_dev, st.st_ino))
-    stack: list[tuple[tuple[str, ...], str]] = [((), str(root))]
-    while stack:
-        prefix, folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            continue  # gone meanwhile: a root that is gone holds no files
-        except OSError as exc:
-            if not prefix:
-                raise StoreError(
-                    f"cannot list {folder}: {exc.strerror}; the index is left as it was"
-                ) from exc
-            listing.skipped[f"unreadable folder: {exc.strerror}"] += 1
-            continue
-        for entry in entries:
-            if is_hidden(entry.name):
-                continue
-            parts = (*prefix, entry.name)
-            if not valid_name(entry.name):
-                if entry.is_dir() or source.wants_file(parts):
-                    listing.skipped["name is not valid UTF-8"] += 1
-                continue
-            try:
-                is_link = entry.is_symlink()
-                if is_link and not _inside(root_real, entry.path):
-                    if entry.is_dir() or source.wants_file(parts):
-                        listing.skipped["symlink pointing outside the root"] += 1
-                    continue
-                if entry.is_dir():
-                    if not source.wants_dir(parts):
-                        continue
-                    st = entry.stat()
-                    if (st.st_dev, st.st_ino) in seen_dirs:
-                        listing.skipped["folder seen before (a symlink loop or a second link)"] += 1
-                        continue
-                    seen_dirs.add((st.st_dev, st.st_ino))
-                    stack.append((parts, entry.path))
-                    continue
-                if not source.wants_file(parts):
-                    continue
-                st = entry.stat()
-            except FileNotFoundError:
-                if entry.is_symlink():
-                    listing.skipped["broken symlink"] += 1
-                continue
-            except OSError as exc:
-                listing.skipped[f"cannot stat: {exc.strerror}"] += 1
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                listing.skipped["not a regular file"] += 1
-                continue
-            listing.files["/".join(parts)] = (st.st_mtime_ns, st.st_size)
-    return listing
-
-
-def regular_file_stat(path: str) -> tuple[int, int] | None:
-    """(mtime_ns, size) of a regular file; None for anything else or nothing there."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
-
-
-def read_file(root: Path, rel: str, max_bytes: int) -> FileData:
-    """Read one file of a collection, safely: never outside the root, never blocking."""
-    path = os.path.join(root, rel)
-    if not _inside(os.path.realpath(root), path):
-        raise SkipFile("symlink pointing outside the root")
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise SkipFile(f"unreadable: {exc.strerror}") from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise SkipFile("not a regular file")
-        chunks: list[bytes] = []
-        remaining = max_bytes
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-    except OSError as exc:
-        raise SkipFile(f"unreadable: {exc.strerror}") from exc
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if b"\x00" in data[:8192]:
-        raise SkipFile("binary file")
-    return FileData(
-        rel=rel,
-        data=data,
-        mtime_ns=st.st_mtime_ns,
-        size=st.st_size,
-        truncated=st.st_size > len(data),
-    )
-
-
-# --------------------------------------------------------------------------- the index
-
-
-def _tier(segment: SegmentStats) -> int:
-    return len(str(max(segment.live, 1))) - 1
-
-
-def _compaction_victims(segments: list[SegmentStats]) -> list[SegmentStats]:
-    """The segments whose documents compaction re-indexes: every tier up to the highest one
-    (at most COMPACT_MAX_TIER) holding COMPACT_FACTOR segments, and small segments that are
-    mostly deleted documents."""
-    live = [s for s in segments if s.live > 0]
-    tiers = Counter(_tier(s) for s in live)
-    top = max(
-        (t for t, n in tiers.items() if n >= COMPACT_FACTOR and t <= COMPACT_MAX_TIER), default=-1
-    )
-    return [
-        s for s in live if _tier(s) <= top or (_tier(s) <= COMPACT_MAX_TIER and s.deleted > s.live)
-    ]
-
-
-def _needs_compaction(segments: list[SegmentStats]) -> bool:
-    victims = _compaction_victims(segments)
-    return len(victims) > 1 or any(s.deleted for s in victims) or any(s.live == 0 for s in segments)
+# --------------------------------------------------------------------------- the files
 
 
 def _differing(on_disk: dict[str, tuple[int, int]], stats: FileStats) -> set[str]:
@@ -352,211 +137,6 @@ def doc_hash(doc: dict[str, Any]) -> str:
     ).hexdigest()
 
 
-class CollectionIndex:
-    """The index folder of one collection: opening, versioning, locking."""
-
-    def __init__(
-        self,
-        index_dir: Path,
-        source: Source,
-        lock_timeout_s: float = 30.0,
-        engine: Engine | None = None,
-    ) -> None:
-        self.source = source
-        self.path = Path(index_dir) / source.name
-        self.lock_timeout_s = lock_timeout_s
-        self.engine = engine or get_engine()
-
-    # ---- the marker that says "this folder is a trove index of this version"
-
-    @property
-    def marker_path(self) -> Path:
-        return self.path / MARKER
-
-    def read_marker(self) -> dict[str, Any] | None:
-        try:
-            data = json.loads(self.marker_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError):
-            return {"format": MARKER_FORMAT, "damaged": True}
-        return data if isinstance(data, dict) else {"format": MARKER_FORMAT, "damaged": True}
-
-    def _write_marker(self, **extra: Any) -> None:
-        marker = {
-            "format": MARKER_FORMAT,
-            "collection": self.source.name,
-            "schema_version": self.source.schema_version,
-        }
-        old = self.read_marker() or {}
-        if "last_update" in old:
-            marker["last_update"] = old["last_update"]
-        marker.update(extra)
-        tmp = self.path / (MARKER + ".tmp")
-        try:
-            tmp.write_text(json.dumps(marker, indent=1), encoding="utf-8")
-            os.replace(tmp, self.marker_path)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            if is_write_fault(exc):
-                raise WriteFault(f"could not write {self.marker_path}: {exc.strerror}") from exc
-            raise
-
-    def check_ours(self) -> dict[str, Any] | None:
-        """The marker if the folder is ours (None if it does not exist or is empty)."""
-        if not self.path.exists():
-            return None
-        if not self.path.is_dir():
-            raise ForeignIndexError(
-                f"{self.path} exists and is not a folder; trove will not touch it. "
-                "Move it away or set [index] dir to another folder."
-            )
-        marker = self.read_marker()
-        if marker is None:
-            if any(name != LOCK_FILE for name in os.listdir(self.path)):
-                raise ForeignIndexError(
-                    f"{self.path} holds files but is not a trove index (no {MARKER}); "
-                    "trove will not delete them. Move it away or set [index] dir to another folder."
-                )
-            return None
-        if marker.get("format") != MARKER_FORMAT or marker.get("collection", self.source.name) != (
-            self.source.name
-        ):
-            raise ForeignIndexError(
-                f"{self.path} is not a trove index of '{self.source.name}' ({MARKER} says otherwise); "
-                "trove will not touch it."
-            )
-        return marker
-
-    def exists(self) -> bool:
-        marker = self.check_ours()
-        return marker is not None and not marker.get("damaged")
-
-    # ---- opening
-
-    def open(self) -> Index | None:
-        """The index as last committed, or None if it was never built (or must be rebuilt)."""
-        marker = self.check_ours()
-        if marker is None or marker.get("schema_version") != self.source.schema_version:
-            return None
-        try:
-            return self.engine.open(self.path, self.source.fields(), self.source.scored)
-        except Exception:  # noqa: BLE001 (missing or damaged: the writer rebuilds it)
-            return None
-
-    def damaged(self) -> str | None:
-        """Why the index cannot be read (a file missing, cut short or corrupted), or None
-        if it reads (or was never built)."""
-        marker = self.check_ours()
-        if marker is None or marker.get("schema_version") != self.source.schema_version:
-            return None
-        if marker.get("damaged"):
-            return "marked damaged"
-        try:
-            self.engine.open(self.path, self.source.fields(), self.source.scored).verify()
-        except Exception as exc:  # noqa: BLE001 (any failure to read is damage)
-            release(exc)  # the files the failed read left open
-            return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        return None
-
-    def reader(self) -> Reader:
-        """The query side's reader of this index (indexer/engine/base.py)."""
-
-        def current() -> bool:
-            marker = self.check_ours()
-            return marker is not None and marker.get("schema_version") == self.source.schema_version
-
-        return self.engine.reader(self.open, current)
-
-    def _open_for_writing(self) -> tuple[Index, bool]:
-        """The index to write to, and whether it was (re)created empty. Holds the lock."""
-        marker = self.check_ours()
-        fields, scored = self.source.fields(), self.source.scored
-        if marker is not None and not marker.get("damaged"):
-            if marker.get("schema_version") == self.source.schema_version:
-                try:
-                    return self.engine.open(self.path, fields, scored), False
-                except Exception as exc:  # noqa: BLE001 (any damage: ours, so rebuilt)
-                    log.warning("%s: index unreadable (%s); rebuilding it", self.path, exc)
-            else:
-                log.warning(
-                    "%s: index schema version %s, this trove needs %s; rebuilding it",
-                    self.path,
-                    marker.get("schema_version"),
-                    self.source.schema_version,
-                )
-        self.path.mkdir(parents=True, exist_ok=True)
-        # The marker first: a process killed between the two leaves a folder that is
-        # recognisably ours (and rebuilt), never one that looks foreign.
-        self._write_marker(last_update=None)
-        try:
-            return self.engine.create(self.path, fields, scored), True
-        except OSError as exc:
-            if is_write_fault(exc):
-                raise WriteFault(
-                    f"could not create the index in {self.path}: {exc.strerror}; it is "
-                    "built when it can be"
-                ) from exc
-            raise
-
-    # ---- the one writer
-
-    @contextmanager
-    def locked(self, timeout_s: float | None = None) -> Iterator[None]:
-        """Hold this collection's writer lock; wait at most ``timeout_s`` for it."""
-        self.check_ours()
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise unusable_index_folder(self.path, exc) from exc
-        timeout = self.lock_timeout_s if timeout_s is None else timeout_s
-        try:
-            deadline = time.monotonic() + timeout
-            delay = 0.01
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except OSError as exc:
-                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                        raise
-                    if time.monotonic() >= deadline:
-                        raise IndexLockedError(
-                            f"the {self.source.name} index is being written by "
-                            f"{_holder(self.path / LOCK_FILE)}; waited {timeout:g} s. "
-                            "Try again when it has finished."
-                        ) from None
-                    time.sleep(delay)
-                    delay = min(delay * 2, 0.2)
-            holder = json.dumps({"pid": os.getpid(), "argv": _argv(), "since": time.time()})
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, holder.encode(), 0)
-            yield
-        finally:
-            os.close(fd)  # releases the flock
-
-    def doc_count(self) -> int:
-        index = self.open()
-        return 0 if index is None else index.doc_count()
-
-
-def _argv() -> str:
-    try:
-        with open(f"/proc/{os.getpid()}/cmdline", "rb") as f:
-            return f.read().replace(b"\x00", b" ").decode(errors="replace").strip()
-    except OSError:
-        return "?"
-
-
-def _holder(lock_path: Path) -> str:
-    try:
-        info = json.loads(lock_path.read_text())
-        return f"pid {info['pid']} ({info.get('argv', '?')})"
-    except (OSError, ValueError, KeyError, TypeError):
-        return "another process"
-
-
 # --------------------------------------------------------------------------- syncing
 
 
@@ -579,7 +159,7 @@ class Syncer:
         started = time.perf_counter()
         summary = Summary(self.source.name)
         with self.index.locked():
-            index, created = self.index._open_for_writing()
+            index, created = self.index.open_for_writing()
             try:
                 self._reconcile_locked(
                     index, summary, full=full, created=created, progress=progress
@@ -619,8 +199,8 @@ class Syncer:
     def _recreate(self, why: str) -> Index:
         """A new empty index in place of a damaged one (one log line). Holds the lock."""
         log.warning("%s: index damaged (%s); rebuilding it from the files", self.index.path, why)
-        self.index._write_marker(damaged=True)
-        index, _ = self.index._open_for_writing()
+        self.index.write_marker(damaged=True)
+        index, _ = self.index.open_for_writing()
         return index
 
     def rebuild(self, why: str) -> Summary:
@@ -724,7 +304,7 @@ class Syncer:
         started = time.perf_counter()
         summary = Summary(self.source.name)
         with self.index.locked():
-            index, created = self.index._open_for_writing()
+            index, created = self.index.open_for_writing()
             if created:
                 self._reconcile_locked(index, summary, created=True)
                 summary.seconds = time.perf_counter() - started
@@ -754,7 +334,7 @@ class Syncer:
                 continue
             path = os.path.join(root, rel) if rel else str(root)
             if os.path.isdir(path):
-                sub = walk(Path(path), _Under(self.source, rel))
+                sub = walk(Path(path), Under(self.source, rel))
                 for sub_rel, st in sub.files.items():
                     full_rel = f"{rel}/{sub_rel}" if rel else sub_rel
                     on_disk[full_rel] = st
@@ -792,7 +372,7 @@ class Syncer:
         up to date. Cheap when there is nothing to do. Unless ``wait``, gives up at once when
         another writer holds the index."""
         current = self.index.open()
-        if current is None or not _needs_compaction(current.segments()):
+        if current is None or not needs_compaction(current.segments()):
             return False
         with contextlib.ExitStack() as stack:
             try:
@@ -801,17 +381,18 @@ class Syncer:
                 if wait:
                     raise
                 return False
-            index, created = self.index._open_for_writing()
-            if created:
+            index, created = self.index.open_for_writing()
+            if created:  # nothing to compact: the next reconcile builds it
+                clear_build(self.index.path)
                 return False
             self._compact_locked(index)
         return True
 
     def _compact_locked(self, index: Index) -> None:
         segments = index.segments()
-        if not _needs_compaction(segments):
+        if not needs_compaction(segments):
             return
-        rels = index.files_in({s.id for s in _compaction_victims(segments)})
+        rels = index.files_in({s.id for s in compaction_victims(segments)})
         on_disk = {
             rel: found
             for rel in rels
@@ -852,7 +433,7 @@ class Syncer:
         stream: bool = False,
         then: Callable[[], None] | None = None,
         held: Callable[[set[str]], set[str]] | None = None,
-    ) -> Plan:
+    ) -> CommitPlan:
         """What to write. ``files`` and ``docs`` are what the index holds for the paths
         concerned; ``indexed_keys``, when known, every key the index holds, so that a new
         document's key is not looked up for deletion. ``force`` rewrites every document
@@ -861,7 +442,7 @@ class Syncer:
         the plan is complete only then. ``then`` is called once every file is read.
         ``held``: which of some keys files not concerned still yield (never deleted as
         gone); None: every file is concerned."""
-        plan = Plan(indexed_files=set(files))
+        plan = CommitPlan(indexed_files=set(files))
         documents = self._planning(
             plan, on_disk, files, docs, known, summary, progress, indexed_keys, force, then, held
         )
@@ -870,7 +451,7 @@ class Syncer:
 
     def _planning(
         self,
-        plan: Plan,
+        plan: CommitPlan,
         on_disk: dict[str, tuple[int, int]],
         files: dict[str, FileState],
         docs: dict[str, dict[str, str]],
@@ -987,7 +568,7 @@ class Syncer:
     def _commit(
         self,
         index: Index,
-        plan: Plan,
+        plan: CommitPlan,
         summary: Summary,
         clear: bool,
         marker: bool = True,
@@ -1011,22 +592,4 @@ class Syncer:
         except CommitFailed as exc:
             raise WriteFault(str(exc)) from exc
         if marker:
-            self.index._write_marker(last_update=time.time())
-
-
-class _Under:
-    """A source seen from one of its sub-folders (for re-walking a changed folder)."""
-
-    def __init__(self, source: Source, rel: str) -> None:
-        self._source = source
-        self._prefix = tuple(p for p in rel.split("/") if p)
-
-    def wants_dir(self, parts: tuple[str, ...]) -> bool:
-        full = self._prefix + parts
-        return all(self._source.wants_dir(full[:i]) for i in range(1, len(full) + 1))
-
-    def wants_file(self, parts: tuple[str, ...]) -> bool:
-        full = self._prefix + parts
-        return self._source.wants_file(full) and all(
-            self._source.wants_dir(full[:i]) for i in range(1, len(full))
-        )
+            self.index.write_marker(last_update=time.time())

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from indexer.config import Settings
+from query.count_plan import DEFAULT_COSTS, CountCosts, CountPlan
 from query.freshness import WatcherView
 from query.indexes import Indexes
-
-# How a search counts a query: "cost" chooses per query (per segment) whichever of the
-# two below costs less; "postings" always reads the postings of the terms the query
-# implies; "texts" always counts in the lower-cased texts the index keeps. Every plan
-# gives the same answer (the parity tests run with each forced).
-Plan = Literal["cost", "postings", "texts"]
-PLANS: tuple[Plan, ...] = ("cost", "postings", "texts")
 
 
 @dataclass
@@ -26,7 +20,9 @@ class QueryContext:
     # Data a search derives from an index and keeps between queries (e.g. a segment's
     # term list), keyed by what it was derived from; each search family uses its own key.
     memo: dict[str, Any] = field(default_factory=dict, repr=False)
-    plan: Plan = "cost"
+    # How searches count a query, and the estimates they choose by (query/count_plan.py).
+    plan: CountPlan = "cost"
+    costs: CountCosts = DEFAULT_COSTS
     # The index folder's watcher as this process sees it (what answers' freshness says).
     watcher: WatcherView = field(init=False, repr=False)
 

@@ -1,5 +1,6 @@
-"""What every search uses to forgive a query: its words, stop words, stems, and the
-closest indexed words to a word no document holds.
+"""What every search uses to forgive a query: its words, stop words, stems, the closest
+indexed words to a word no document holds, and the one ladder of tiers each search gives
+its own tiers to (``forgive``).
 
 English Snowball stemming (PyStemmer) is the indexer's own rule: indexer/sources/base.py's
 ``stem``, which the stemmed ELOG fields are made with. A word's stem family in a lexicon is
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Literal, TypeVar
 
 from rapidfuzz import fuzz, process
 
@@ -114,3 +117,98 @@ def closest(word: str, terms: Iterable[str], limit: int = 3) -> list[str]:
     # Best similarity first; of equals, the one sharing the first letter, then in order.
     ranked = sorted(found, key=lambda f: (-f[1], f[0][:1] != word[:1], f[0]))
     return list(dict.fromkeys(term for term, _, _ in ranked))[:limit]
+
+
+# --------------------------------------------------------------------------- the ladder
+
+Q = TypeVar("Q")  # a query, as a search holds it (its text, or a parsed query)
+A = TypeVar("A")  # a search's answer from one tier
+How = Literal["as written", "related", "corrected"]
+
+
+@dataclass(frozen=True)
+class Ladder(Generic[Q, A]):
+    """A search's tiers, for ``forgive``. Each tier answers the query it is given, or None
+    when nothing matches it.
+
+    ``as_written``: the tiers that take the query as written (the literal, then every
+    word in any order); None for a search that has none (the ELOG ranks by BM25F at once).
+    ``related``: documents holding some of the words or words of their stems. ``unknown``:
+    of the query's words, those no document holds (nor a word of their stem family);
+    ``closest``: the closest indexed words to each (``closest`` above, over the search's
+    terms); ``correct``: the query with words replaced and words left out.
+
+    The differences between searches are these parameters: ``relate_questions_first``
+    (a question of many words relates before it corrects: in a question, a word no
+    document holds is mostly a word, not a typo); ``drop_uncorrectable`` (a word no
+    document holds and none is close to is left out of the corrected query, rather than
+    kept, unmatched)."""
+
+    related: Callable[[Q], A | None]
+    unknown: Callable[[list[str]], list[str]]
+    closest: Callable[[list[str]], dict[str, list[str]]]
+    correct: Callable[[Q, dict[str, str], list[str]], Q]
+    as_written: Callable[[Q], A | None] | None = None
+    relate_questions_first: bool = True
+    drop_uncorrectable: bool = False
+
+
+@dataclass
+class Forgiven(Generic[Q, A]):
+    """What ``forgive`` found: the answer (None: nothing matched), how, and the words it
+    corrected on the way."""
+
+    answer: A | None
+    how: How | None
+    unknown: list[str] = field(default_factory=list)
+    # Per unknown word, the closest indexed words, best first.
+    fixes: dict[str, list[str]] = field(default_factory=dict)
+    replaced: dict[str, str] = field(default_factory=dict)
+    dropped: list[str] = field(default_factory=list)
+    corrected: Q | None = None  # the query searched as corrected, when it answered
+
+    @property
+    def suggestions(self) -> list[str]:
+        """The closest indexed words to the words no document holds, each once."""
+        return list(dict.fromkeys(w for close in self.fixes.values() for w in close))
+
+
+def forgive(ladder: Ladder[Q, A], query: Q, words: list[str]) -> Forgiven[Q, A]:
+    """The first tier that finds anything answers, so a lower tier never pushes out a
+    higher: the query as written; for a question of many words (more than FEW_WORDS of
+    ``words``, its content words) the related tier; the query with its unknown words
+    corrected, through every tier; the related tier."""
+    if ladder.as_written is not None and (answer := ladder.as_written(query)) is not None:
+        return Forgiven(answer, "as written")
+    question = len(words) > FEW_WORDS and ladder.relate_questions_first
+    if question and (answer := ladder.related(query)) is not None:
+        return Forgiven(answer, "related")
+    unknown = ladder.unknown(words)
+    fixes = ladder.closest(unknown) if unknown else {}
+    replaced = {w: close[0] for w, close in fixes.items() if close}
+    dropped = [w for w in unknown if not fixes.get(w)] if ladder.drop_uncorrectable else []
+    found: Forgiven[Q, A] = Forgiven(None, None, unknown, fixes, replaced, dropped)
+    if replaced or dropped:
+        corrected = ladder.correct(query, replaced, dropped)
+        answer = ladder.as_written(corrected) if ladder.as_written is not None else None
+        if answer is None:
+            answer = ladder.related(corrected)
+        if answer is not None:
+            found.answer, found.how, found.corrected = answer, "corrected", corrected
+            return found
+    if not question and (answer := ladder.related(query)) is not None:
+        found.answer, found.how = answer, "related"
+    return found
+
+
+def corrected_query(text: str, replaced: dict[str, str], dropped: Sequence[str] = ()) -> str:
+    """``text`` with each replaced word (whole, any case) replaced and each dropped word
+    left out, runs of white space made one."""
+    for word, correction in [*replaced.items(), *((w, "") for w in dropped)]:
+        text = re.sub(
+            rf"(?<![^\W_]){re.escape(word)}(?![^\W_])",
+            correction.replace("\\", "\\\\"),
+            text,
+            flags=re.IGNORECASE,
+        )
+    return " ".join(text.split())

@@ -20,9 +20,9 @@ from pydantic import BaseModel, Field
 
 from indexer.config import Settings
 from indexer.engine.base import Snapshot
+from indexer.files import regular_file_stat
 from indexer.seat import KINDS
 from indexer.status import LocalWatcher, parse_status, status_file, with_liveness
-from indexer.store import regular_file_stat
 
 
 class WatcherInfo(BaseModel):

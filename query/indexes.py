@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from indexer.building import read_build
+from indexer.collection import CollectionIndex
 from indexer.config import Settings
 from indexer.engine import get_engine
 from indexer.engine.base import Reader, Snapshot
-from indexer.engine.scan.reading import ScanReader
-from indexer.engine.writing import release
+from indexer.engine.faults import release
+from indexer.errors import IndexLockedError
 from indexer.sources.registry import get_source
-from indexer.store import CollectionIndex, IndexLockedError, Syncer
+from indexer.store import Syncer
 from query.errors import TroveError
 
 T = TypeVar("T")
@@ -62,14 +63,12 @@ class Indexes:
         self.settings = settings
         # "whoosh": the indexes the indexer keeps; "scan": no index, every snapshot reads
         # the files (the reference engine the differential tests check the others with).
-        self.engine = engine
+        self.engine = get_engine(engine)
         self._lock = threading.Lock()
         self._readers: dict[str, Reader] = {}
 
     def collection(self, name: str) -> CollectionIndex:
-        return CollectionIndex(
-            self.settings.index_dir, get_source(name), engine=get_engine(self.engine)
-        )
+        return CollectionIndex(self.settings.index_dir, get_source(name), engine=self.engine)
 
     def _reader(self, name: str) -> Reader:
         with self._lock:
@@ -79,10 +78,8 @@ class Indexes:
             return reader
 
     def _open_reader(self, name: str) -> Reader:
-        if self.engine == "scan":
-            max_bytes = int(self.settings.index.max_file_mb * 1024 * 1024)
-            return ScanReader(self.settings.source_root(name), get_source(name), max_bytes)
-        return self.collection(name).reader()
+        max_bytes = int(self.settings.index.max_file_mb * 1024 * 1024)
+        return self.collection(name).reader(self.settings.source_root(name), max_bytes)
 
     @contextmanager
     def snapshot(self, name: str, build: bool = False) -> Iterator[Snapshot | None]:
@@ -95,29 +92,34 @@ class Indexes:
         for it (``build_wait_s``), then answers INDEX_UNAVAILABLE: an index being built
         is not an empty one.
         """
-        if self.engine != "scan":
-            self._wait_for_build(name)
+        keeps = self.engine.keeps_index
         reader = self._reader(name)
-        try:
-            with reader.snapshot() as snapshot:
-                if snapshot is not None or not build or self.engine == "scan":
-                    yield snapshot
-                    return
-        except TroveError:
-            raise
-        except Exception as exc:
-            self._heal(name, exc)
-            raise
+        deadline = time.monotonic() + self.build_wait_s
+        while True:
+            if keeps:
+                self._wait_for_build(name, deadline)
+            try:
+                with reader.snapshot() as snapshot:
+                    if keeps and read_build(self.settings.index_dir / name) is not None:
+                        continue  # a first build began meanwhile: its empty index is not an answer
+                    if snapshot is not None or not build or not keeps:
+                        yield snapshot
+                        return
+            except TroveError:
+                raise
+            except Exception as exc:
+                self._heal(name, exc)
+                raise
+            break
         syncer = Syncer(self.settings, get_source(name))
         syncer.parallel = threading.active_count() == 1  # never fork a threaded process
         syncer.reconcile()
         with reader.snapshot() as snapshot:
             yield snapshot
 
-    def _wait_for_build(self, name: str) -> None:
+    def _wait_for_build(self, name: str, deadline: float) -> None:
         path = self.settings.index_dir / name
         build = read_build(path)
-        deadline = time.monotonic() + self.build_wait_s
         while build is not None and time.monotonic() < deadline:
             time.sleep(BUILD_POLL_S)
             build = read_build(path)
@@ -132,7 +134,7 @@ class Indexes:
         """After a failure reading a collection's index: if the index is damaged, rebuild it
         from the files (or leave that to the writer that holds it) and answer
         INDEX_UNAVAILABLE, never a traceback; else return (the failure goes on)."""
-        if self.engine == "scan":
+        if not self.engine.keeps_index:
             return
         collection = self.collection(name)
         why = collection.damaged()

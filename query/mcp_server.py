@@ -26,12 +26,13 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from indexer.config import Settings
+from indexer.errors import IndexLockedError, StoreError
 from indexer.sources.elog import allowed_filter_values
-from indexer.store import IndexLockedError, StoreError
-from query import commands, elog, paging, parts, reports, search_all, trove_version, web, workspace
+from query import commands, elog, reports, search_all, tools, trove_version, web, workspace
 from query.args import MAX_QUERY_CHARS
 from query.context import QueryContext
-from query.errors import ErrorCode, TroveError
+from query.errors import TroveError
+from query.mcp_arguments import and_list, argument_error
 from query.web import WebSearcher
 
 log = logging.getLogger(__name__)
@@ -55,15 +56,6 @@ LOCAL_READ = ToolAnnotations(
 WEB_READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
 )
-# An argument the SDK rejects gets the code the query functions give the same argument.
-ARGUMENT_CODES: dict[str, ErrorCode] = {
-    "query": "INVALID_QUERY",
-    "command_filter": "INVALID_COMMAND_FILTER",
-    "command_name": "INVALID_COMMAND_FILTER",
-    "date_range": "INVALID_DATE_RANGE",
-    "since": "INVALID_DATE_RANGE",
-    "until": "INVALID_DATE_RANGE",
-}
 # The search_workspace spec's wording (MCP-SEARCH-002), word for word.
 DATE_RANGE_DESCRIPTION = (
     "Filter by date range. Supports YYYY-MM (month) or YYYY-MM-DD (day) format. Month "
@@ -102,14 +94,14 @@ class TroveServer(MCPServer):
         if schema is None:
             raise ToolError(
                 f"Error executing tool {name}: NOT_FOUND: there is no such tool; the tools "
-                f"are {_and(schemas)}"
+                f"are {and_list(schemas)}"
             )
         known = schema.get("properties", {})
         unknown = [key for key in arguments if key not in known]
         if unknown:  # the SDK would drop them silently
             raise ToolError(
                 f"Error executing tool {name}: INVALID_ARGUMENT: {name} has no argument "
-                f"{_and(repr(k) for k in unknown)}; its arguments are {_and(known)}"
+                f"{and_list(repr(k) for k in unknown)}; its arguments are {and_list(known)}"
             )
         try:
             return await super().call_tool(name, arguments, context)
@@ -126,59 +118,6 @@ class TroveServer(MCPServer):
         if not self._schemas:
             self._schemas = {t.name: t.input_schema for t in await self.list_tools()}
         return self._schemas
-
-
-def argument_error(exc: ValidationError, schema: dict[str, Any]) -> str:
-    """'CODE: message' for arguments pydantic rejected, in the words of query/args.py."""
-    problems: list[str] = []
-    code: ErrorCode | None = None
-    for err in exc.errors(include_url=False):
-        field = str(err["loc"][0]) if err["loc"] else "arguments"
-        code = code or ARGUMENT_CODES.get(field, "INVALID_ARGUMENT")
-        problems.append(_problem(field, err, schema.get("properties", {}).get(field, {})))
-    return f"{code or 'INVALID_ARGUMENT'}: {'; '.join(problems)}"
-
-
-def _problem(field: str, err: Any, prop: dict[str, Any]) -> str:
-    kind = err["type"]
-    given = _shown(err.get("input"))
-    if kind == "missing":
-        return f"{field} is required" + (
-            "; give the words to search for" if field == "query" else ""
-        )
-    if kind in ("greater_than_equal", "less_than_equal"):
-        return f"{field} must be {_allowed_range(prop)}, got {given}"
-    if kind.startswith("int_"):
-        return f"{field} must be a whole number, got {given}"
-    if kind.startswith("bool_"):
-        return f"{field} must be true or false, got {given}"
-    if kind == "string_too_short":
-        return f"{field} is empty; give one or more words to search for"
-    if kind == "string_too_long":
-        return (
-            f"{field} is {len(err.get('input') or '')} characters long; "
-            f"the limit is {err['ctx']['max_length']}"
-        )
-    if kind.startswith("string_"):
-        return f"{field} must be text, got {given}"
-    return f"{field}: {err['msg']}, got {given}"
-
-
-def _allowed_range(prop: dict[str, Any]) -> str:
-    low, high = prop.get("minimum"), prop.get("maximum")
-    if low is not None and high is not None:
-        return f"between {low} and {high}"
-    return f"at least {low}" if low is not None else f"at most {high}"
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _and(items: Any) -> str:
-    items = list(items)
-    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
 
 
 async def run_query(call: Callable[..., T], *args: Any) -> T:
@@ -206,26 +145,12 @@ def _query(description: str, examples: list[str]) -> Any:
     )
 
 
-def _count(description: str, high: int) -> Any:
-    return Field(ge=1, le=high, description=description)
-
-
-# The page of hits (query/paging.py) and the part of a document (query/parts.py).
-OFFSET = Annotated[
-    int, Field(ge=0, le=paging.MAX_WINDOW - 1, description=paging.OFFSET_DESCRIPTION)
-]
-LIST_OFFSET = Annotated[
-    int,
-    Field(
-        ge=0,
-        description="Entries to skip: 0 for the first page; the previous answer's next_offset "
-        "for the next.",
-    ),
-]
-PART_OFFSET = Annotated[int | None, Field(ge=1, description=parts.OFFSET_DESCRIPTION)]
-PART_LIMIT = Annotated[
-    int | None, Field(ge=1, le=parts.MAX_LIMIT, description=parts.LIMIT_DESCRIPTION)
-]
+# The page of hits (query/paging.py) and the part of a document (query/parts.py); the
+# limits and meanings are declared once, in query/tools.py.
+OFFSET = Annotated[int, tools.HIT_OFFSET.mcp_field()]
+LIST_OFFSET = Annotated[int, tools.LIST_OFFSET.mcp_field()]
+PART_OFFSET = Annotated[int | None, tools.PART_OFFSET.mcp_field()]
+PART_LIMIT = Annotated[int | None, tools.PART_LIMIT.mcp_field()]
 
 
 def _choices(attribute: str, values: list[str], examples: str) -> str:
@@ -285,8 +210,8 @@ def build_server(settings: Settings) -> TroveServer:
             ),
         ] = None,
         max_results: Annotated[
-            int, _count("Maximum number of results to return", reports.MAX_RESULTS)
-        ] = 10,
+            int, tools.SEARCH_REPORTS_RESULTS.mcp_field()
+        ] = tools.SEARCH_REPORTS_RESULTS.default,
         offset: OFFSET = 0,
     ) -> reports.SearchReportsResult:
         """Search the analysis reports (markdown files kept in one folder per command that
@@ -316,8 +241,8 @@ def build_server(settings: Settings) -> TroveServer:
             ),
         ],
         max_results: Annotated[
-            int, _count("Maximum number of reports to return (newest first)", reports.MAX_LISTED)
-        ] = 50,
+            int, tools.LIST_REPORTS_RESULTS.mcp_field()
+        ] = tools.LIST_REPORTS_RESULTS.default,
         offset: LIST_OFFSET = 0,
     ) -> reports.CommandReports:
         """List the reports one command produced, newest first (by the date in the file
@@ -359,8 +284,8 @@ def build_server(settings: Settings) -> TroveServer:
             ),
         ],
         max_results: Annotated[
-            int, _count("Maximum number of results to return", commands.MAX_RESULTS)
-        ] = 10,
+            int, tools.SEARCH_COMMANDS_RESULTS.mcp_field()
+        ] = tools.SEARCH_COMMANDS_RESULTS.default,
         offset: OFFSET = 0,
     ) -> commands.CommandSearchResponse:
         """Find the command (a markdown playbook with YAML frontmatter) for a job, in three
@@ -398,8 +323,8 @@ def build_server(settings: Settings) -> TroveServer:
             ),
         ] = False,
         max_results: Annotated[
-            int, _count("Maximum number of commands to return", commands.MAX_LISTED)
-        ] = commands.MAX_LISTED,
+            int, tools.LIST_COMMANDS_RESULTS.mcp_field()
+        ] = tools.LIST_COMMANDS_RESULTS.default,
         offset: LIST_OFFSET = 0,
     ) -> commands.CommandList:
         """List every command (a markdown playbook for a job) by name, with its description
@@ -425,8 +350,8 @@ def build_server(settings: Settings) -> TroveServer:
             Field(description=DATE_RANGE_DESCRIPTION, examples=["2025-11", "2025-11-10"]),
         ] = None,
         max_results: Annotated[
-            int, _count("Maximum number of matching lines to return", workspace.MAX_RESULTS)
-        ] = 10,
+            int, tools.SEARCH_WORKSPACE_RESULTS.mcp_field()
+        ] = tools.SEARCH_WORKSPACE_RESULTS.default,
         offset: OFFSET = 0,
     ) -> workspace.WorkspaceSearchResponse:
         """Search past conversations (conversations/{YYYY-MM or YYYY-MM-DD}/{NNN-slug}/
@@ -510,8 +435,8 @@ def build_server(settings: Settings) -> TroveServer:
             str | None, Field(description=_choices("domain", allowed["Domain"], "'Aramis'"))
         ] = None,
         max_results: Annotated[
-            int, _count("Maximum number of results to return", elog.MAX_RESULTS)
-        ] = 10,
+            int, tools.SEARCH_ELOG_RESULTS.mcp_field()
+        ] = tools.SEARCH_ELOG_RESULTS.default,
         offset: OFFSET = 0,
     ) -> elog.ElogSearchResponse:
         """Search SwissFEL ELOG (electronic logbook) entries, ranked by relevance. Supports
@@ -569,7 +494,7 @@ def build_server(settings: Settings) -> TroveServer:
                 ["sqlite fts5 tokenizer", "whoosh python"],
             ),
         ],
-        limit: Annotated[int, _count("Maximum number of results to return", web.MAX_LIMIT)] = 10,
+        limit: Annotated[int, tools.WEB_LIMIT.mcp_field()] = tools.WEB_LIMIT.default,
     ) -> web.WebSearchResponse:
         """Search the web through SearXNG (a metasearch engine): titles, content snippets
         and URLs, in SearXNG's order. Use it for current or general information the local
@@ -610,8 +535,8 @@ def build_server(settings: Settings) -> TroveServer:
             ),
         ] = None,
         max_results: Annotated[
-            int, _count("Maximum number of hits to return", search_all.MAX_RESULTS)
-        ] = 10,
+            int, tools.SEARCH_RESULTS.mcp_field()
+        ] = tools.SEARCH_RESULTS.default,
         offset: OFFSET = 0,
     ) -> search_all.SearchResponse:
         """Search every collection at once: reports, commands, conversations and the ELOG

@@ -3,7 +3,7 @@ null when there are no more), the same for every search.
 
 A search ranks every hit it could show in one fixed order that does not depend on the
 page asked for, computes the first ``offset + max_results + 1`` of it, and answers the
-page; page k+1 then continues page k exactly. Hits past the first MAX_WINDOW are not
+page; page k+1 then continues page k exactly. Hits past the first tools.MAX_WINDOW are not
 served (narrow the query instead): computing them would cost every search more.
 """
 
@@ -12,36 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from query.args import check_range
-from query.errors import TroveError
-
 T = TypeVar("T")
 
-MAX_WINDOW = 1000
-# The page size of every search, when none is asked for.
-DEFAULT_RESULTS = 10
-
-OFFSET_DESCRIPTION = (
-    "Hits to skip: 0 for the first page; the previous answer's next_offset for the next. "
-    f"offset + max_results may be at most {MAX_WINDOW}."
-)
 NEXT_OFFSET_DESCRIPTION = (
     "The offset of the next page (ask again with offset=next_offset), or null: no more hits."
 )
-
-
-def check_offset(offset: object, max_results: int) -> int:
-    """``offset`` as given; INVALID_ARGUMENT if it is not a whole number, is negative, or
-    asks for hits past the first MAX_WINDOW."""
-    offset = check_range(offset, "offset", 0, None)
-    if offset + max_results > MAX_WINDOW:
-        raise TroveError(
-            "INVALID_ARGUMENT",
-            f"offset + max_results must be at most {MAX_WINDOW}, got {offset} + {max_results}: "
-            "hits past the first 1000 are not served; narrow the query (a filter, more "
-            "words) instead",
-        )
-    return offset
 
 
 def window(offset: int, max_results: int) -> int:

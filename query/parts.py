@@ -14,25 +14,14 @@ import json
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from query import budget
-from query.args import check_range
+from query import budget, tools
 
 A = TypeVar("A")
 
 # A get tool reads at most this much of a file (its parts are served from it).
 READ_MAX_BYTES = 64 * 1024 * 1024
 MAX_LINE_CHARS = 2_000
-MAX_LIMIT = 100_000
 LINE_CUT = " … [line cut: {n:,} characters in all; the file has it whole]"
-
-OFFSET_DESCRIPTION = (
-    "The first line to return (1-based; default 1). Long documents come in parts: ask "
-    "again with offset=next_offset for the next."
-)
-LIMIT_DESCRIPTION = (
-    "How many lines to return (default: as many as keep the answer under "
-    f"{budget.DEFAULT_CHARS:,} characters; never more than {budget.MAX_CHARS:,})."
-)
 
 
 @dataclass(frozen=True)
@@ -46,11 +35,10 @@ class Part:
 
 
 def check_part(offset: object, limit: object) -> tuple[int, int | None]:
-    """``offset`` (None: 1) and ``limit`` (None: by size); INVALID_ARGUMENT unless
-    offset >= 1 and 1 <= limit <= MAX_LIMIT."""
-    first = 1 if offset is None else check_range(offset, "offset", 1, None)
-    count = None if limit is None else check_range(limit, "limit", 1, MAX_LIMIT)
-    return first, count
+    """``offset`` (None: 1) and ``limit`` (None: by size), checked (tools.PART_OFFSET,
+    tools.PART_LIMIT)."""
+    first = tools.PART_OFFSET.check_or_none(offset)
+    return 1 if first is None else first, tools.PART_LIMIT.check_or_none(limit)
 
 
 START_LINE = "The part's first line (1-based)."
@@ -108,8 +96,19 @@ def _cut(line: str) -> str:
     return body[:MAX_LINE_CHARS] + LINE_CUT.format(n=len(body)) + line[len(body) :]
 
 
+def unfilled(offset: int) -> dict[str, Any]:
+    """The part fields of an answer not yet ``filled``: ``Model(..., **unfilled(offset))``."""
+    return {
+        "content": "",
+        "start_line": offset,
+        "end_line": offset - 1,
+        "total_lines": 0,
+        "next_offset": None,
+    }
+
+
 def filled(answer: A, text: str, offset: int, limit: int | None, whole: bool = False) -> A:
-    """``answer`` (a model with ``content`` empty and the part fields) holding the part of
+    """``answer`` (a model made with ``unfilled`` part fields) holding the part of
     ``text`` from line ``offset``, sized to the answer's budget (its ``note`` added to
     the answer's); with ``whole``, all of it, lines uncut (for the web page, which shows a
     document whole)."""

@@ -34,7 +34,10 @@ from query.errors import TroveError
 log = logging.getLogger(__name__)
 
 RerankMode = Literal["auto", "semantic", "lexical", "off"]
-SEMANTIC_EXTRA_HINT = "pip install 'trove[semantic]'"
+SEMANTIC_EXTRA_HINT = (
+    "pip install torch==2.13.0 (the CPU build; a bare torch pulls a multi-GB CUDA one), "
+    "then pip install 'trove[semantic]'"
+)
 # How many texts the semantic reranker keeps embeddings of (384 floats each).
 EMBEDDING_CACHE_ENTRIES = 20_000
 # What the model reads of a candidate: its title and the snippet's first characters,

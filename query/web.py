@@ -12,27 +12,33 @@ moves on to the next, and when all fail the error lists each endpoint's failure.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import math
 import re
-import socket
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Literal, Self
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from indexer.config import Settings, WebSettings
+from query import tools
 from query.args import check_query, check_range
 from query.errors import TroveError
+from query.searxng import (
+    EndpointFailure,
+    WebResult,
+    connection_problem,
+    parse_body,
+    read_body,
+    status_problem,
+)
 
 log = logging.getLogger(__name__)
 
-MAX_LIMIT = 50
 TIME_RANGES = ("day", "week", "month", "year")
 DEFAULT_CATEGORIES = "general"
 DEFAULT_LANGUAGE = "en"
@@ -46,36 +52,12 @@ _CATEGORIES_RE = re.compile(r"[A-Za-z0-9_ ]+(,[A-Za-z0-9_ ]+)*")
 _LANGUAGE_RE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*|all|auto")
 
 
-class WebResult(BaseModel):
-    """One web page found by SearXNG."""
-
-    model_config = ConfigDict(frozen=True)
-
-    title: str = Field(description="The page's title.")
-    content: str = Field(description="A snippet of the page's text (may be empty).")
-    url: str = Field(description="The page's address.")
-    score: float | None = Field(
-        description="SearXNG's own relevance score, as it sent it: higher is better, but it "
-        "is not on a 0-1 scale (it grows with the number of engines that found the page). "
-        "Null when the instance sent none."
-    )
-    engine: str = Field(description="The search engine that found the page (e.g. duckduckgo).")
-    category: str = Field(description="SearXNG's category of the result (e.g. general, news).")
-    published_date: str | None = Field(
-        default=None, description="When the page was published, as SearXNG sent it (ISO 8601)."
-    )
-
-
 class WebSearchResponse(BaseModel):
     """The answer to a web search."""
 
     query: str = Field(description="The query that was searched.")
     total: int = Field(description="How many results this answer holds.")
     results: list[WebResult] = Field(description="The results, in SearXNG's order.")
-
-
-class _EndpointFailure(Exception):
-    """One endpoint failed; the message reads after 'SearXNG at <endpoint> '."""
 
 
 class _TurnTooFar(Exception):
@@ -226,7 +208,7 @@ class WebSearcher:
         UPSTREAM_ERROR when no endpoint gave an answer.
         """
         text = check_query(query, hint="give the words to search the web for")
-        check_range(limit, "limit", 1, MAX_LIMIT)
+        tools.WEB_LIMIT.check(limit)
         params = _request_params(text, categories, language, time_range, pageno, safesearch)
         key = tuple(sorted(params.items()))
         results = self._cache.get(key)
@@ -265,7 +247,7 @@ class WebSearcher:
             )
             try:
                 results = self._fetch_from(endpoint, where, params)
-            except _EndpointFailure as exc:
+            except EndpointFailure as exc:
                 failures.append(f"SearXNG at {endpoint} {exc}")
                 log.debug("%s", failures[-1])
                 continue
@@ -304,23 +286,23 @@ class WebSearcher:
                     time.monotonic() - started,
                 )
                 if response.status_code != 200:
-                    body = _read_body(response, started + timeout, limit=2048, truncate=True)
+                    body = read_body(response, started + timeout, limit=2048, truncate=True)
                     log.debug("error body starts: %r", body[:300])
-                    raise _EndpointFailure(_status_problem(response, where))
-                body = _read_body(response, started + timeout, limit=MAX_BODY_BYTES)
+                    raise EndpointFailure(status_problem(response, where))
+                body = read_body(response, started + timeout, limit=MAX_BODY_BYTES)
         except httpx.TimeoutException as exc:
             log.debug("%s: timeout: %r", url, exc)
-            raise _EndpointFailure(
+            raise EndpointFailure(
                 f"did not answer within {timeout:g} s ([web] timeout_s): it may be overloaded "
                 "or unreachable"
             ) from exc
         except httpx.HTTPError as exc:
             log.debug("%s: request failed: %r", url, exc)
-            raise _EndpointFailure(_connection_problem(exc, endpoint, where)) from exc
+            raise EndpointFailure(connection_problem(exc, endpoint, where)) from exc
         except httpx.InvalidURL as exc:
-            raise _EndpointFailure(f"is not a usable URL ({exc}); check {where}") from exc
+            raise EndpointFailure(f"is not a usable URL ({exc}); check {where}") from exc
         log.debug("read %d bytes: %r", len(body), body[:500])
-        return _parse_body(body, response.headers.get("content-type", ""), where)
+        return parse_body(body, response.headers.get("content-type", ""), where)
 
 
 def search_web(
@@ -458,155 +440,3 @@ def _request_params(
     if safesearch is not None:
         params["safesearch"] = str(check_range(safesearch, "safesearch", 0, 2))
     return params
-
-
-def _read_body(
-    response: httpx.Response, deadline: float, limit: int, truncate: bool = False
-) -> bytes:
-    # httpx's timeout bounds each read; the deadline bounds a server that trickles bytes.
-    chunks: list[bytes] = []
-    size = 0
-    for chunk in response.iter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size >= limit:
-            if truncate:
-                break
-            raise _EndpointFailure(
-                f"sent more than {limit // (1024 * 1024)} MB; that is not a search answer"
-            )
-        if time.monotonic() > deadline:
-            raise httpx.ReadTimeout("the answer took longer than the timeout to arrive")
-    return b"".join(chunks)
-
-
-def _status_problem(response: httpx.Response, where: str) -> str:
-    status = response.status_code
-    said = f"answered HTTP {status} {response.reason_phrase}".rstrip()
-    if status == 403:
-        return (
-            f"{said}: the instance must enable JSON output; add `search: formats: "
-            "[html, json]` to its settings.yml and restart it"
-        )
-    if status == 429:
-        return (
-            f"{said}: rate limited by the instance; wait and retry, raise [web] "
-            "min_interval_s, or exempt this client in the instance's limiter settings"
-        )
-    if status == 404:
-        return f"{said}: is {where} the instance's base URL?"
-    if status >= 500:
-        return f"{said}: the instance failed; check its logs or try again later"
-    return f"{said}: expected 200 with a JSON body"
-
-
-def _connection_problem(exc: httpx.HTTPError, endpoint: str, where: str) -> str:
-    if isinstance(exc, httpx.UnsupportedProtocol):
-        return f"is not an http:// or https:// URL; check {where}"
-    cause = _root_os_error(exc)
-    if isinstance(cause, socket.gaierror):
-        host = httpx.URL(endpoint).host
-        return (
-            f"cannot be reached: the host name {host!r} does not resolve ({cause.strerror or cause}); "
-            f"check {where}"
-        )
-    if isinstance(cause, ConnectionRefusedError):
-        return f"refused the connection: is SearXNG running there? check {where}"
-    if isinstance(exc, httpx.ConnectError):
-        return f"cannot be reached ({cause or exc}); check the address and the network"
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return f"broke the connection without a proper HTTP answer ({exc})"
-    return f"failed: {type(exc).__name__}: {exc}"
-
-
-def _root_os_error(exc: BaseException) -> OSError | None:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, OSError):
-            return current
-        current = current.__cause__ or current.__context__
-    return None
-
-
-def _parse_body(body: bytes, content_type: str, where: str) -> tuple[WebResult, ...]:
-    text = body.decode("utf-8-sig", errors="replace")
-    start = text.lstrip()[:1]
-    if start not in ("{", "["):
-        raise _EndpointFailure(
-            f"did not answer JSON (content-type {content_type or 'none'!r}, body starts "
-            f"{_first_bytes(text)}): is it a SearXNG instance with JSON output enabled "
-            "(`search: formats: [html, json]` in its settings.yml)"
-        )
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _EndpointFailure(
-            f"answered malformed JSON ({exc.msg} at character {exc.pos}); the body starts "
-            f"{_first_bytes(text)}"
-        ) from exc
-    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        raise _EndpointFailure(
-            f"answered JSON without a 'results' list (starts {_first_bytes(text)}): is "
-            f"{where} a SearXNG instance?"
-        )
-    log.debug(
-        "parsed JSON: %d raw results, number_of_results=%s, %d answers, unresponsive engines: %s",
-        len(data["results"]),
-        data.get("number_of_results", "(not sent)"),
-        len(data.get("answers") or ()),
-        data.get("unresponsive_engines") or "none",
-    )
-    results = []
-    for position, raw in enumerate(data["results"]):
-        result = _to_result(raw)
-        if result is None:
-            log.debug("skipped raw result %d (no url): %r", position, raw)
-        else:
-            results.append(result)
-    log.debug("mapped %d results", len(results))
-    return tuple(results)
-
-
-def _first_bytes(text: str, n: int = 60) -> str:
-    head = " ".join(text[: n * 2].split())
-    return repr(head[:n] + ("..." if len(head) > n else ""))
-
-
-def _to_result(raw: object) -> WebResult | None:
-    if not isinstance(raw, Mapping):
-        return None
-    url = raw.get("url")
-    if not isinstance(url, str) or not url:
-        return None
-    engine = raw.get("engine")
-    if not engine:
-        engines = raw.get("engines")
-        engine = engines[0] if isinstance(engines, list) and engines else ""
-    published = raw.get("publishedDate") or raw.get("pubdate") or raw.get("published_date")
-    return WebResult(
-        title=_text(raw.get("title")),
-        content=_text(raw.get("content")),
-        url=url,
-        score=_score(raw.get("score")),
-        engine=_text(engine),
-        category=_text(raw.get("category")),
-        published_date=published if isinstance(published, str) and published else None,
-    )
-
-
-def _score(value: object) -> float | None:
-    # Python's JSON parser accepts NaN and Infinity and turns 1e400 into inf; passed on,
-    # they would make our own JSON output invalid.
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        score = float(value)
-    except OverflowError:  # an integer too large for a float
-        return None
-    return score if math.isfinite(score) else None
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else "" if value is None else str(value)

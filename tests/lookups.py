@@ -7,10 +7,10 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from indexer.collection import CollectionIndex
 from indexer.config import Settings
 from indexer.engine.base import Segment, Snapshot
 from indexer.sources.registry import get_source
-from indexer.store import CollectionIndex
 from query.indexes import Indexes
 
 

@@ -19,9 +19,6 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from indexer.config import Settings, settings_from_dict
-from indexer.sources.registry import get_source
-from indexer.store import Syncer
 from query import budget, trove_version
 from query.citations import heading_above
 from query.commands import get_command, list_commands, search_commands
@@ -35,11 +32,11 @@ from query.workspace import get_conversation, search_workspace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from gen_corpus import generate
+from indexed import indexed, settings_for
 
 pytestmark = pytest.mark.anyio
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-COLLECTIONS = ("reports", "commands", "conversations", "elog")
 
 
 @pytest.fixture
@@ -47,34 +44,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _settings(root: Path, index: Path) -> Settings:
-    raw: dict[str, Any] = {
-        "sources": {
-            "reports": str(root / "reports"),
-            "commands": str(root / "commands"),
-            "conversations": str(root / "conversations"),
-            "elog": str(root / "elog/SwissFEL"),
-        },
-        "index": {"dir": str(index)},
-        "elog": {"rerank": "lexical"},
-    }
-    return settings_from_dict(raw, base=root)
-
-
-def _indexed(settings: Settings) -> QueryContext:
-    for name in COLLECTIONS:
-        syncer = Syncer(settings, get_source(name))
-        syncer.parallel = False
-        syncer.reconcile()
-    return QueryContext.from_settings(settings)
-
-
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QueryContext]:
     """The sample data in data/, indexed."""
     tmp = tmp_path_factory.mktemp("sample")
     shutil.copytree(DATA, tmp / "data")
-    ctx = _indexed(_settings(tmp / "data", tmp / "index"))
+    ctx = indexed(settings_for(tmp / "data", tmp / "index"))
     yield ctx
     ctx.close()
 
@@ -86,7 +61,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QueryContext
     tmp = tmp_path_factory.mktemp("generated")
     generate(tmp / "corpus", reports=400, commands=40, conversations=120)
     shutil.copytree(DATA / "elog", tmp / "corpus" / "elog")
-    ctx = _indexed(_settings(tmp / "corpus", tmp / "index"))
+    ctx = indexed(settings_for(tmp / "corpus", tmp / "index"))
     yield ctx
     ctx.close()
 
@@ -379,7 +354,7 @@ async def test_a_45_mb_report_and_conversation_read_page_by_page_through_mcp(
     conv = tmp_path / "conversations/2025-11-10/001-long/notes.md"
     conv.parent.mkdir(parents=True)
     shutil.copy(path, conv)
-    settings = _settings(tmp_path, tmp_path / "index")
+    settings = settings_for(tmp_path, tmp_path / "index")
     server = build_server(settings)
     try:
         async with connected(server) as client:
@@ -414,7 +389,7 @@ def test_a_part_asked_with_a_limit_and_the_edges_of_a_document(tmp_path: Path) -
     (root / "reports/c/r_20251101.md").write_text(
         "one\ntwo\n" + "x" * 5000 + "\nfour\n", encoding="utf-8"
     )
-    ctx = QueryContext.from_settings(_settings(root, tmp_path / "index"))
+    ctx = QueryContext.from_settings(settings_for(root, tmp_path / "index"))
     try:
         part = get_report(ctx, "c", "r_20251101.md", offset=2, limit=2)
         assert (part.start_line, part.end_line, part.total_lines, part.next_offset) == (2, 3, 4, 4)
@@ -445,7 +420,7 @@ def test_a_conversation_id_never_leaves_the_conversations_folder(tmp_path: Path)
     (tmp_path / "conversations/2025-11-10/001-a/notes.md").write_text("hello\nthere\n")
     (tmp_path / "secret.md").write_text("outside\n")
     (tmp_path / "conversations/2025-11-10/001-a/link.md").symlink_to(tmp_path / "secret.md")
-    ctx = QueryContext.from_settings(_settings(tmp_path, tmp_path / "index"))
+    ctx = QueryContext.from_settings(settings_for(tmp_path, tmp_path / "index"))
     try:
         assert get_conversation(ctx, "2025-11-10/001-a/notes.md:2").content == "there\n"
         for bad, code in (
@@ -497,7 +472,7 @@ def _hostile(root: Path) -> None:
 
 def test_no_answer_exceeds_the_budget_with_the_largest_valid_arguments(tmp_path: Path) -> None:
     _hostile(tmp_path)
-    ctx = _indexed(_settings(tmp_path, tmp_path / "index"))
+    ctx = indexed(settings_for(tmp_path, tmp_path / "index"))
     try:
         _check_budgets(ctx, tmp_path)
     finally:
@@ -547,7 +522,7 @@ def test_a_thread_too_long_for_the_budget_cuts_bodies_and_an_entry_reads_whole_a
 
     root = tmp_path / "elog"
     ids = write_thread(root, replies=30, body=("All well. " * 1000).strip())
-    ctx = _indexed(_settings(tmp_path, tmp_path / "index"))
+    ctx = indexed(settings_for(tmp_path, tmp_path / "index"))
     try:
         thread = get_elog_thread(ctx, ids[0])
         assert budget.size(thread) <= budget.MAX_CHARS

@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import math
 import os
 import pty
 import re
@@ -268,6 +269,44 @@ def test_a_wide_terminal_gets_a_table(config) -> None:
     shown = on_a_terminal(["--config", config, "search", "reports", "proxy", "-n", "3"], 140)
     assert "┃ count ┃ date" in shown
     assert all(len(line) <= 140 for line in shown.splitlines())
+
+
+def test_search_on_a_wide_terminal_takes_two_lines_a_hit(config) -> None:
+    argv = ["--config", config, "search", "proxy timeout klystron", "-n", "8"]
+    found = runner.invoke(app, [*argv, "--json"])
+    assert found.exit_code == 0, found.output
+    hits = json.loads(found.stdout)["hits"]
+    assert {h["collection"] for h in hits} == {"reports", "commands", "conversations", "elog"}
+    shown = on_a_terminal(argv, 140)
+    lines = shown.splitlines()
+    assert lines[0].startswith("'proxy timeout klystron': the best 8")
+    assert len(lines) == 1 + 2 * len(hits), shown  # the title, then two lines a hit
+    assert all(len(line) <= 140 for line in lines), shown
+    assert "│" not in shown and "┃" not in shown and "\t" not in shown
+    heads, texts = lines[1::2], lines[2::2]
+    for hit, head, text in zip(hits, heads, texts, strict=True):
+        # The id whole (it is what `trove get` takes), then its date and how it matched.
+        assert head.startswith(f"{hit['collection']}  {hit['id']}  "), (head, hit)
+        assert hit["match"] in head
+        assert text.startswith("  ") and text.strip()
+    elog = next(h for h in hits if h["collection"] == "elog")
+    assert any(elog["title"] in head for head in heads), heads  # a title the id lacks
+
+
+def test_search_on_a_100_column_terminal_takes_at_most_three_lines_a_hit(config) -> None:
+    argv = ["--config", config, "search", "proxy timeout", "-n", "6"]
+    shown = on_a_terminal(argv, 100)
+    lines = shown.splitlines()[1:]
+    assert len(lines) == 2 * 6, shown
+    # A head longer than the terminal is a long id, printed whole: the terminal wraps it.
+    rows = [math.ceil(len(head) / 100) + 1 for head in lines[0::2]]
+    assert max(rows) <= 3, shown
+    assert all(len(text) <= 100 for text in lines[1::2]), shown
+
+
+def test_table_still_forces_the_table_on_a_wide_terminal(config) -> None:
+    shown = on_a_terminal(["--config", config, "search", "proxy", "-n", "2", "--table"], 140)
+    assert "┃ collection" in shown and "┃ snippet" in shown
 
 
 # --------------------------------------------------------------------------- errors

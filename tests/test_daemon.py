@@ -16,10 +16,11 @@ import lookups
 import pytest
 from conftest import Running
 
+from indexer.collection import CollectionIndex
 from indexer.config import settings_from_file
+from indexer.files import walk
 from indexer.sources.registry import get_source
 from indexer.status import read_watcher_status
-from indexer.store import CollectionIndex, walk
 
 TIMEOUT = 20.0
 

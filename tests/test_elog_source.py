@@ -29,14 +29,13 @@ from indexer.sources.elog import (
     device_positions,
     device_query_tokens,
     device_tokens,
-    elcode_to_text,
     entry_document,
-    html_to_text,
     parse_logbook_file,
     read_elog_config,
     stemmed_positions,
     stemmed_tokens,
 )
+from indexer.sources.elog_text import elcode_to_text, html_to_text
 from indexer.sources.registry import SOURCES
 from indexer.store import Syncer
 from query.forgiving import stem

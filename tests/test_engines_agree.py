@@ -23,7 +23,8 @@ from indexer.config import Settings, settings_from_dict
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
 from query.commands import search_commands
-from query.context import PLANS, QueryContext
+from query.context import QueryContext
+from query.count_plan import PLANS
 from query.elog import get_elog_thread, search_elog
 from query.errors import TroveError
 from query.reports import search_reports

@@ -133,6 +133,74 @@ def test_a_search_waits_for_a_first_build_that_ends_within_its_wait(
     assert answers == [REPORTS]  # every report: never the empty index's []
 
 
+def test_the_build_is_announced_before_its_empty_index_can_be_read(
+    make_settings, write, monkeypatch
+) -> None:
+    """A search at the instant the writer has created the empty index (before it reads a
+    file) sees a build, not an empty collection. The instant is caught by wrapping the
+    engine's real ``create``: the race is too narrow to hit on purpose."""
+    _write_reports(write)
+    settings = make_settings()
+    syncer = Syncer(settings, ReportsSource())
+    syncer.parallel = False
+    engine = syncer.index.engine
+    real_create = engine.create
+    seen: list[str] = []
+
+    def create_then_search(*args, **kwargs):
+        index = real_create(*args, **kwargs)
+        ctx = QueryContext.from_settings(settings)
+        ctx.indexes.build_wait_s = 0.0
+        try:
+            seen.append(f"{len(search_reports(ctx, 'gateway').results)} hits")
+        except TroveError as exc:
+            seen.append(exc.code)
+        finally:
+            ctx.close()
+        return index
+
+    monkeypatch.setattr(engine, "create", create_then_search)
+    syncer.reconcile()
+    assert seen == ["INDEX_UNAVAILABLE"]
+    assert read_build(settings.index_dir / "reports") is None
+
+
+def test_a_build_that_begins_while_a_search_opens_the_index_is_waited_for(
+    make_settings, write, held_build, monkeypatch
+) -> None:
+    """The search looked for a build, found none, and a first build created its empty index
+    before the search took its snapshot: the search waits for the build, never answers
+    from the empty index."""
+    _write_reports(write)
+    ctx = QueryContext.from_settings(make_settings())
+    ctx.indexes.build_wait_s = WAIT_S
+    real_wait = ctx.indexes._wait_for_build
+    started: list[HeldBuild] = []
+    began = threading.Event()
+
+    def wait_then_build_begins(name: str, deadline: float) -> None:
+        real_wait(name, deadline)
+        if not started:
+            started.append(held_build())  # held with its empty index committed
+            began.set()
+
+    monkeypatch.setattr(ctx.indexes, "_wait_for_build", wait_then_build_begins)
+    answers: list[int] = []
+    asking = threading.Thread(
+        target=lambda: answers.append(len(search_reports(ctx, "gateway").results))
+    )
+    asking.start()
+    try:
+        assert began.wait(WAIT_S)
+        asking.join(0.3)
+        assert asking.is_alive() and not answers  # waiting on the build, not answering []
+        started[0].release()
+        asking.join(WAIT_S)
+        assert answers == [REPORTS]
+    finally:
+        ctx.close()
+
+
 def test_status_and_its_json_say_indexing_n_of_n_during_a_first_build(
     make_settings, held_build
 ) -> None:

@@ -16,7 +16,8 @@ from indexer.engine import fragments
 from indexer.engine.fragments import FRAGMENTS, FragmentCounter, FragmentTops
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
-from query.context import Plan, QueryContext
+from query.context import QueryContext
+from query.count_plan import CountPlan
 from query.reports import search_reports
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -173,7 +174,7 @@ def test_a_search_answers_the_same_with_tops_missing_damaged_or_cut_short(
     Syncer(settings, get_source("reports")).reconcile()
     commands = sorted(p.name for p in (tmp_path / "reports").iterdir())
 
-    def answers(plan: Plan = "cost") -> list[list[tuple[str, int]]]:
+    def answers(plan: CountPlan = "cost") -> list[list[tuple[str, int]]]:
         ctx = QueryContext.from_settings(settings)
         ctx.plan = plan
         try:

@@ -27,8 +27,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from indexer.config import settings_from_dict, settings_from_file
+from indexer.files import walk
 from indexer.sources.registry import get_source
-from indexer.store import walk
 from query import freshness
 
 pytestmark = pytest.mark.anyio

@@ -18,9 +18,9 @@ from watchdog.events import FileSystemEvent
 
 from indexer import polling
 from indexer.config import DaemonSettings
+from indexer.files import Selection
 from indexer.polling import Poller
 from indexer.sources.reports import ReportsSource
-from indexer.store import Selection
 
 TIMEOUT = 10.0
 

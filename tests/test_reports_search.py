@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -23,7 +24,6 @@ import indexer.engine.lexicon as lexicon_module
 import indexer.engine.scan.segment as scan_segment
 import indexer.engine.whoosh.reading as whoosh_reading
 import indexer.engine.whoosh.writing as whoosh_writing
-import query.reports as reports_module
 from indexer.config import Settings
 from indexer.engine.whoosh import codec
 from indexer.engine.whoosh.codec import TroveCodec
@@ -31,11 +31,12 @@ from indexer.sources.base import is_hidden
 from indexer.sources.reports import ReportsSource, date_from_name
 from indexer.store import Syncer
 from query.cli import app
-from query.context import PLANS as PLANS_OF_A_QUERY
 from query.context import QueryContext
+from query.count_plan import PLANS as PLANS_OF_A_QUERY
 from query.errors import TroveError
 from query.reports import (
     LOWER_CHANGES_LENGTH,
+    ReportSegment,
     excerpt,
     first_match,
     get_report,
@@ -43,6 +44,7 @@ from query.reports import (
     list_command_reports,
     query_words,
     search_reports,
+    segments_of,
 )
 
 # --------------------------------------------------------------------------- the reference
@@ -559,21 +561,21 @@ def test_get_report_never_follows_a_symlink_out_of_the_reports_folder(
 
 PLANS: list[tuple[int, dict[str, Any]]] = [
     (1, {}),  # as shipped: the postings, then the texts of the best candidates
-    (2, {"_TEXT_US": 10**9}),  # the postings of every token
-    (3, {"_TEXT_US": 0}),  # the texts, once a token has narrowed
-    (4, {"_FOLLOW_MAX": 0, "_FOLLOW_GAIN": 1}),  # what follows a token is never used
+    (2, {"text_us": 10**9}),  # the postings of every token
+    (3, {"text_us": 0}),  # the texts, once a token has narrowed
+    (4, {"follow_max": 0, "follow_gain": 1}),  # what follows a token is never used
     (5, {"SubFile": type("Other", (), {})}),  # texts read through Whoosh's column file
-    (6, {"_FOLLOW_MAX": 2}),  # what follows, only where the next token is 1-2 terms
+    (6, {"follow_max": 2}),  # what follows, only where the next token is 1-2 terms
     (7, {"blocklimit": 4}),  # postings in blocks of 4: blocks skipped and searched
-    (8, {"blocklimit": 4, "_TEXT_US": 10**9}),
+    (8, {"blocklimit": 4, "text_us": 10**9}),
     # What follows is searched for in the first block only, or once any is found.
-    (9, {"blocklimit": 4, "_FOLLOW_SAMPLE": 1, "_FOLLOW_KEEP": 0}),
-    (10, {"_FOLLOW_SAMPLE": 0, "_FOLLOW_KEEP": 0, "_TEXT_US": 10**9}),
-    (11, {"_DENSE_POSTINGS": 0}),  # a fragment's postings added up in an array
-    (12, {"_DENSE_POSTINGS": 0, "blocklimit": 4}),
+    (9, {"blocklimit": 4, "follow_sample": 1, "follow_keep": 0}),
+    (10, {"follow_sample": 0, "follow_keep": 0, "text_us": 10**9}),
+    (11, {"dense_postings": 0}),  # a fragment's postings added up in an array
+    (12, {"dense_postings": 0, "blocklimit": 4}),
     # Reading a phrase's first token is given up, for every text, once one posting of it
     # is followed by the next token (as when the postings say most reports will be left).
-    (13, {"_FOLLOW_SAMPLE": 1, "_TEXT_US": 10**9}),
+    (13, {"follow_sample": 1, "text_us": 10**9}),
 ]
 
 
@@ -589,6 +591,7 @@ PLANS: list[tuple[int, dict[str, Any]]] = [
 def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
     tmp_path, reports_ctx, monkeypatch, seed, plan, engine, query_plan
 ) -> None:
+    costs: dict[str, Any] = {}
     for name, value in plan.items():
         if name == "blocklimit" and engine == "scan":
             monkeypatch.setattr(scan_segment, "BLOCK", value)
@@ -597,11 +600,12 @@ def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
         elif name == "SubFile":
             monkeypatch.setattr(whoosh_reading, name, value)
         else:
-            monkeypatch.setattr(reports_module, name, value)
+            costs[name] = value
     root = tmp_path / "reports"
     corpus = make_corpus(root, seed, reports=70)
     ctx = reports_ctx(engine=engine)
     ctx.plan = query_plan
+    ctx.costs = dataclasses.replace(ctx.costs, **costs)
     reindex(ctx)
     mutate(corpus, seed)  # a second segment, with deletions in the first
     reindex(ctx)
@@ -620,7 +624,7 @@ def test_postings_blocks_written_by_whoosh_itself_are_read_all_the_same(
     ctx = reports_ctx()
     reindex(ctx)
     with ctx.indexes.snapshot("reports") as snapshot:
-        (segment,) = reports_module._segments(snapshot)
+        (segment,) = segments_of(snapshot)
         k = max(range(len(segment.lexicon().starts)), key=segment.lexicon().doc_counts.__getitem__)
         (_, _, values), *_ = segment.segment.blocks("content", k)
         assert isinstance(values, tuple)
@@ -633,10 +637,8 @@ def test_counting_the_best_within_a_budget_gives_up_or_answers_exactly(
 ) -> None:
     """A query of several tokens first tries to settle its best reports in as many texts
     as reading the rest of its tokens would cost; giving up there, it reads on."""
-    monkeypatch.setattr(reports_module, "_TEXT_US", text_us)
-    monkeypatch.setattr(reports_module, "_BOUND_US", 0)
     outcomes: list[bool] = []
-    count_best = reports_module._Segment._count_best
+    count_best = ReportSegment._count_best
 
     def spy(self, read, docs, needle, top, known, budget=None):
         done = count_best(self, read, docs, needle, top, known, budget)
@@ -644,10 +646,11 @@ def test_counting_the_best_within_a_budget_gives_up_or_answers_exactly(
             outcomes.append(done is not None)
         return done
 
-    monkeypatch.setattr(reports_module._Segment, "_count_best", spy)
+    monkeypatch.setattr(ReportSegment, "_count_best", spy)
     root = tmp_path / "reports"
     corpus = make_corpus(root, 9, reports=70)
     ctx = reports_ctx()
+    ctx.costs = dataclasses.replace(ctx.costs, text_us=text_us, bound_us=0)
     ctx.plan = "postings"  # (by cost, the texts may be counted before any budget is tried)
     reindex(ctx)
     check_against_reference(ctx, root, corpus, 9, 150)
@@ -682,7 +685,7 @@ def test_the_term_lookups_find_exactly_the_terms_a_scan_finds(
     ctx = reports_ctx()
     reindex(ctx)
     with ctx.indexes.snapshot("reports") as snapshot:
-        (segment,) = reports_module._segments(snapshot)
+        (segment,) = segments_of(snapshot)
         lex = segment.lexicon()
         terms = [lex.term(k) for k in range(len(lex.starts))]
         assert len(terms) > 100 and any(not t.isascii() for t in terms)

@@ -245,9 +245,16 @@ def test_a_bad_search_is_a_readable_message_with_http_400(
     assert 'role="alert"' in page.text and code in page.text
 
 
-def test_the_search_page_escapes_the_query_it_shows(client: TestClient) -> None:
-    page = client.get("/", params={"q": '"><script>window.__pwned=1</script>'})
-    assert page.status_code == 200
+@pytest.mark.parametrize(
+    ("query", "status"),
+    [("'><script>window.__pwned=1</script>", 200), ('"><script>window.__pwned=1</script>', 400)],
+    ids=["answered", "an unclosed quote"],
+)
+def test_the_search_page_escapes_the_query_it_shows(
+    client: TestClient, query: str, status: int
+) -> None:
+    page = client.get("/", params={"q": query})
+    assert page.status_code == status
     assert "<script>window" not in page.text
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page.text
     no_live_script(page.text)
@@ -781,11 +788,11 @@ def test_an_elog_entry_links_to_the_logbook_when_it_has_a_web_address(
     assert f"https://elog.example/SwissFEL/{LAST_ID}" in hrefs
 
 
-def test_the_readme_gives_every_error_code_its_http_status() -> None:
+def test_the_api_docs_give_every_error_code_its_http_status() -> None:
     from query.site.api import STATUS
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### `/api/{tool}`", 1)[1].split("###", 1)[0]
+    docs = Path(__file__).resolve().parent.parent / "docs" / "TOOLS.md"
+    section = docs.read_text(encoding="utf-8").split("## `/api/{tool}`", 1)[1].split("\n## ", 1)[0]
     table = {
         code: int(status)
         for codes, status in re.findall(r"^\| (`.+`.*) \| (\d{3}) \|$", section, re.MULTILINE)

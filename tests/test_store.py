@@ -14,21 +14,17 @@ from typing import Any
 import lookups
 import pytest
 
+from indexer.collection import CollectionIndex
 from indexer.config import Settings, settings_from_dict
 from indexer.engine.whoosh.schema import pack_stat
 from indexer.engine.whoosh.writing import WhooshIndex
+from indexer.errors import ForeignIndexError, IndexLockedError, StoreError
+from indexer.files import read_file
 from indexer.reindex import reindex
 from indexer.sources.commands import CommandsSource
 from indexer.sources.registry import get_source
 from indexer.sources.reports import ReportsSource
-from indexer.store import (
-    CollectionIndex,
-    ForeignIndexError,
-    IndexLockedError,
-    StoreError,
-    Syncer,
-    read_file,
-)
+from indexer.store import Syncer
 
 
 def indexed_keys(settings, source) -> dict[str, dict]:
@@ -190,7 +186,7 @@ def test_symlinks_are_not_followed_out_of_the_root_and_loops_end(
 
 
 def test_read_file_refuses_a_path_leading_out_of_the_root(tmp_path) -> None:
-    from indexer.store import SkipFile
+    from indexer.files import SkipFile
 
     (tmp_path / "root").mkdir()
     (tmp_path / "secret.md").write_text("secret")
@@ -345,7 +341,7 @@ def test_a_build_killed_before_its_first_commit_is_rebuilt(make_settings, write,
     write("reports/a/r.md", "x")
     index = CollectionIndex(s.index_dir, ReportsSource())
     with index.locked():
-        index._write_marker(last_update=None)
+        index.write_marker(last_update=None)
     summary = Syncer(s, ReportsSource()).reconcile()
     assert summary.added == 1
     assert set(indexed_keys(s, ReportsSource())) == {"a/r.md"}
@@ -591,7 +587,7 @@ def test_a_parallel_build_stopped_while_its_files_are_read_leaves_no_worker_and_
     import threading
 
     from indexer import store
-    from indexer.store import Interrupted
+    from indexer.errors import Interrupted
 
     monkeypatch.setattr(store, "PARALLEL_THRESHOLD", 50)
     s = make_settings()

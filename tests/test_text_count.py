@@ -1,4 +1,4 @@
-"""query/text_count.py: counting in many texts at once gives bytes.count's counts."""
+"""query/reports/text_count.py: counting in many texts at once gives bytes.count's counts."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import random
 import pytest
 
 from indexer.engine.scan.segment import _Column
-from query import text_count
-from query.text_count import counts_in, counts_in_column
+from query.reports import text_count
+from query.reports.text_count import counts_in, counts_in_column
 
 ALPHABET = [b"a", b"b", b" ", b"\xc3\xa9", b"e", b"\n"]  # 'é' is two bytes
 

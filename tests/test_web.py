@@ -740,6 +740,7 @@ def test_debug_logging_shows_endpoint_parameters_status_and_parse_steps(
     searxng: FakeSearxng, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="query.web")
+    caplog.set_level(logging.DEBUG, logger="query.searxng")  # the reply's parse steps
     with searcher(searxng.url("forbidden"), searxng.url("older")) as s:
         s.search("sqlite")
     text = caplog.text

@@ -20,8 +20,9 @@ from indexer.sources.registry import get_source
 from indexer.store import Syncer
 from query import workspace
 from query.cli import app
-from query.context import PLANS as PLANS_OF_A_QUERY
-from query.context import Plan, QueryContext
+from query.context import QueryContext
+from query.count_plan import PLANS as PLANS_OF_A_QUERY
+from query.count_plan import CountPlan
 from query.errors import TroveError
 from query.workspace import (
     answers,
@@ -508,7 +509,7 @@ def test_the_index_answers_exactly_as_a_plain_scan_of_the_files(
     seed: int,
     plan: dict[str, int],
     engine: str,
-    query_plan: Plan,
+    query_plan: CountPlan,
 ) -> None:
     for name, value in plan.items():
         monkeypatch.setattr(limits, name, value)

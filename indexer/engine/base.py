@@ -16,9 +16,10 @@ to the engine's writer session for one commit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from indexer.engine.fragments import FragmentTops
@@ -58,6 +59,12 @@ class Segment(Protocol):
     @property
     def deleted(self) -> frozenset[int]:
         """The numbers of its deleted documents."""
+        ...
+
+    @property
+    def block_size(self) -> int:
+        """At most how many postings one block of ``blocks`` holds (what reading a term's
+        postings within a few documents costs is counted in blocks)."""
         ...
 
     def lexicon(self, field: str) -> Lexicon:
@@ -209,6 +216,20 @@ class Snapshot(Protocol):
     def matching(self, query: Ranked) -> set[int]:
         """Every live document the query matches (global numbers)."""
         ...
+
+
+@dataclass(frozen=True)
+class ReadTarget:
+    """What an engine's reader reads: a collection's index, as its store opens it, or, for
+    an engine that keeps no index, the collection's files."""
+
+    # The index as last committed (None: never built, or to be rebuilt).
+    open_index: Callable[[], Any]
+    # Whether the index on disk is still of the schema version this process reads.
+    current: Callable[[], bool]
+    root: Path | None  # the collection's folder
+    source: Any  # the collection's Source (indexer/sources/base.py)
+    max_bytes: int  # of a file, read at most
 
 
 class Reader(Protocol):

@@ -1,7 +1,7 @@
 """What a posting holds beyond its document, computed from a document's terms alone.
 
 Engine-neutral: every engine stores these bytes as they are, and a plain scan of the files
-computes the same, so the searches that read them (query/reports.py) work on any engine.
+computes the same, so the searches that read them (query/reports/) work on any engine.
 """
 
 from __future__ import annotations

@@ -9,85 +9,13 @@ one commit, so the bookkeeping never disagrees with the documents.
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import gc
-import shutil
-import sys
-import traceback
-import warnings
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeGuard
+from typing import Any, Protocol
 
-from indexer.engine.base import Reader
+from indexer.engine.base import Reader, ReadTarget
 from indexer.engine.fields import Field
-
-# What a write can fail with because of where the index lives, not what it holds: a full
-# disk or quota, a read-only or forbidden folder, an I/O error.
-WRITE_FAULTS = frozenset(
-    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
-)
-
-
-def is_write_fault(exc: BaseException) -> TypeGuard[OSError]:
-    return isinstance(exc, OSError) and exc.errno in WRITE_FAULTS
-
-
-def release(exc: BaseException, writer: list[Any] | None = None) -> None:
-    """After a failed write or read: cancel the failed writer (``writer``'s one item, if
-    any) and close the files it and the exception's frames hold, now rather than whenever
-    the garbage collector finds them, and quietly: flushing them fails too (a full disk),
-    and a file an engine left open when it failed warns."""
-    previous = sys.unraisablehook
-
-    def hook(unraisable: Any) -> None:
-        if not isinstance(unraisable.exc_value, (OSError, ResourceWarning)):
-            previous(unraisable)
-
-    sys.unraisablehook = hook
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ResourceWarning)
-            while writer:  # popped: nothing else holds it once cancelled
-                with contextlib.suppress(Exception):
-                    writer.pop().cancel()
-            seen: BaseException | None = exc
-            while seen is not None:  # and the exceptions it arose from
-                traceback.clear_frames(seen.__traceback__)
-                seen = seen.__context__
-            gc.collect()
-    finally:
-        sys.unraisablehook = previous
-
-
-class CommitFailed(Exception):
-    """A commit that could not be written (``cause``: a write fault). The index stays at its
-    last commit and the commit's partial files are gone; ``str()`` is one line saying so."""
-
-    def __init__(self, folder: Path, cause: OSError, written: int) -> None:
-        self.folder, self.cause, self.written = folder, cause, written
-        try:
-            free = shutil.disk_usage(folder).free
-        except OSError:
-            free = -1
-        self.free = free
-        reason = cause.strerror or type(cause).__name__
-        room = f"{_size(free)} free" if free >= 0 else "free space unknown"
-        needed = f"; it had written {_size(written)} when it failed" if written else ""
-        super().__init__(
-            f"could not write to {folder}: {reason} ({room}{needed}); the index is "
-            "unchanged, at its last commit"
-        )
-
-
-def _size(n: int) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} bytes"
 
 
 @dataclass(frozen=True)
@@ -112,7 +40,7 @@ class Document:
 
 
 @dataclass
-class Plan:
+class CommitPlan:
     """What one commit changes."""
 
     delete_keys: set[str] = field(default_factory=set)
@@ -205,7 +133,7 @@ class Index(Protocol):
         ...
 
     def commit(
-        self, plan: Plan, *, clear: bool, parallel: bool, check_cancel: Callable[[], None]
+        self, plan: CommitPlan, *, clear: bool, parallel: bool, check_cancel: Callable[[], None]
     ) -> None:
         """Apply the plan in one commit: delete the documents of ``delete_keys``, add
         ``add_docs``, replace the records of the files in ``file_records``. ``clear``
@@ -220,16 +148,17 @@ class Engine(Protocol):
     """A search engine trove can keep its indexes in."""
 
     name: str
+    # False for an engine that keeps no index and reads the files on each change (the
+    # plain-scan reference engine): nothing to build, wait for or heal.
+    keeps_index: bool
 
     def open(self, path: Path, fields: Collection[Field], scored: bool) -> Index:
         """The index in ``path`` of a collection with these fields; raises if there is
         none or it cannot be read. ``scored``: the collection is ranked by BM25."""
         ...
 
-    def reader(self, open_index: Callable[[], Index | None], current: Callable[[], bool]) -> Reader:
-        """The query side's reader of an index: ``open_index`` opens it as last committed
-        (None: never built, or to be rebuilt); ``current`` says whether the index on disk
-        is still of the schema version this process reads."""
+    def reader(self, target: ReadTarget) -> Reader:
+        """The query side's reader of a collection (its index, or its files)."""
         ...
 
     def create(self, path: Path, fields: Collection[Field], scored: bool) -> Index:

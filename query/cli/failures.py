@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 
 from indexer.config import ConfigError
-from indexer.store import StoreError
+from indexer.errors import StoreError
 from query.errors import ErrorCode, TroveError
 
 T = TypeVar("T")

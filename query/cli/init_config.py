@@ -1,4 +1,5 @@
-"""`trove init`: a trove.toml for one's own folders.
+"""`trove init`: a trove.toml for one's own folders, and what the other commands say when
+there is none.
 
 Paths inside the config file's folder are written relative to it (the file can move with
 its folders); others are written absolute. A source folder that does not exist yet is
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +23,7 @@ class InitError(Exception):
 
 
 @dataclass
-class Plan:
+class InitFile:
     """What `trove init` writes, and what it has to say about it."""
 
     text: str
@@ -34,7 +36,30 @@ def config_path(explicit: str | None) -> Path:
     return Path(explicit or os.environ.get("TROVE_CONFIG") or "trove.toml").absolute()
 
 
-def plan(target: Path, sources: dict[str, str | None], index: str | None) -> Plan:
+def missing_config(explicit: str | None) -> str | None:
+    """What to say when the config file the lookup picks is not there, naming `trove init`
+    (which writes it there) and --config; None when something is there (whatever is
+    wrong with it, indexer.config says)."""
+    if config_path(explicit).exists():
+        return None
+    if explicit:
+        return (
+            f"no config file at {explicit} (from --config); write one there with "
+            f"`trove init --config {shlex.quote(explicit)}`"
+        )
+    env = os.environ.get("TROVE_CONFIG")
+    if env:
+        return (
+            f"no config file at {env} (from $TROVE_CONFIG); write one there with "
+            "`trove init`, or pass --config PATH"
+        )
+    return (
+        "no config file at ./trove.toml (nor $TROVE_CONFIG); write one with `trove init`, "
+        "or pass --config PATH"
+    )
+
+
+def plan(target: Path, sources: dict[str, str | None], index: str | None) -> InitFile:
     """The text of the config file at ``target`` for these folders (as given on the
     command line, relative to the working directory)."""
     base = target.parent
@@ -66,7 +91,7 @@ def plan(target: Path, sources: dict[str, str | None], index: str | None) -> Pla
     if index_dir.exists() and not index_dir.is_dir():
         raise InitError(f"--index {index}: not a folder")
     lines += ["", "[index]", f"dir = {_toml(_relative(index_dir, base))}", ""]
-    return Plan("\n".join(lines), warnings)
+    return InitFile("\n".join(lines), warnings)
 
 
 def _relative(path: Path, base: Path) -> str:

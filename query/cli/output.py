@@ -6,6 +6,10 @@ narrow one, tab-separated lines when stdout is a pipe or a file.
   terminal's width with ``…`` (the long text comes last, so the cut takes it);
 - ``tsv``: one line per hit, fields separated by tabs, nothing cut, so ``cut``/``awk``
   work; the title and notes are comment lines starting with ``# ``.
+
+A list whose table would take many lines a hit (`trove search`'s, whose every hit has a
+title and a snippet) is printed on a wide terminal as ``blocks`` instead: two lines a hit,
+unless ``--table`` asked for the table.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -39,6 +44,17 @@ class Column:
     fold: bool = False  # a name or path: folded in the table rather than cut
 
 
+@dataclass(frozen=True)
+class Block:
+    """A hit in two lines: ``head``, the fields that name it (never cut: its id is copied
+    from there), then ``tail`` on the same line; ``text`` on a line of its own. What does
+    not fit the width is cut with ``…``."""
+
+    head: Sequence[str]
+    tail: str
+    text: str
+
+
 def pick_shape(force_table: bool = False) -> Shape:
     """The shape for this process's stdout."""
     if force_table:
@@ -60,9 +76,15 @@ def one_line(value: str) -> str:
 class Printer:
     """Prints answers in one shape on ``out``."""
 
-    def __init__(self, out: Console, shape: Shape) -> None:
+    def __init__(self, out: Console, shape: Shape, forced: bool = False) -> None:
         self.out = out
         self.shape = shape
+        self.forced = forced  # --table: tables even where blocks would be printed
+
+    @property
+    def blocks_fit(self) -> bool:
+        """A wide terminal, where a list of ``Block`` is printed as blocks."""
+        return self.shape == "table" and not self.forced
 
     def title(self, text: str) -> None:
         if self.shape == "tsv":
@@ -90,6 +112,11 @@ class Printer:
         else:
             self.out.print(text, markup=False, soft_wrap=True)
 
+    def table(self, table: Table) -> None:
+        """A rich table as wide as the terminal; forced (--table) onto a pipe, as wide as
+        $COLUMNS says, else ``PIPE_WIDTH``."""
+        self.out.print(table, width=None if self.out.is_terminal else width())
+
     def rows(self, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> None:
         if self.shape == "table":
             table = Table(title=Text(title))
@@ -103,7 +130,7 @@ class Printer:
                 )
             for row in rows:
                 table.add_row(*(Text(v) for v in row))
-            self.out.print(table, width=None if self.out.is_terminal else width())
+            self.table(table)
             return
         self.title(title)
         if self.shape == "tsv":
@@ -115,3 +142,19 @@ class Printer:
             line = Text("  ".join(one_line(v) for v in row if v))
             line.truncate(cut, overflow="ellipsis")
             self.out.print(line, soft_wrap=True)
+
+    def blocks(self, title: str, blocks: Sequence[Block]) -> None:
+        """The title, then each hit in two lines (see ``Block``)."""
+        self.title(title)
+        cut = width()
+        for block in blocks:
+            head = "  ".join(v for v in block.head if v)
+            line = Text(head, style="bold")
+            if block.tail and cell_len(head) + 2 < cut:
+                line.append("  " + one_line(block.tail))
+                line.truncate(cut, overflow="ellipsis")
+            self.out.print(line, soft_wrap=True)
+            if block.text:
+                text = Text("  " + one_line(block.text))
+                text.truncate(cut, overflow="ellipsis")
+                self.out.print(text, soft_wrap=True)

@@ -34,14 +34,13 @@ from query.elog.models import (
 )
 from query.elog.regex_literals import Lit, Need, required_literals
 from query.elog.regex_search import compile_regex, is_regex
-from query.elog.search import MAX_RESULTS, search_elog
+from query.elog.search import search_elog
 from query.elog.snippets import snippet, snippet_at
 from query.elog.text_query import TextQuery, text_query
 from query.elog.threads import get_elog_thread
 
 __all__ = [
     "COLLECTION",
-    "MAX_RESULTS",
     "ElogHit",
     "ElogSearchResponse",
     "ElogThreadEntry",

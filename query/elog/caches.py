@@ -15,17 +15,27 @@ import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from query.context import QueryContext
 from query.elog.index_access import ElogIndex
 from query.indexes import Derived, PerSegment
+from query.neighbours import Neighbours, of_lexicons
 
-if TYPE_CHECKING:
-    from query.elog.regex_candidates import FoldedTerms
-
+# The fields whose words a typo is corrected to.
+WORD_FIELDS = ("title", "body", "attributes")
 # Doc numbers kept in the posting cache (4 bytes each).
 POSTING_CACHE_IDS = 4_000_000
+
+
+@dataclass(frozen=True)
+class FoldedTerms:
+    """The plain terms of one field, ASCII-folded, for finding terms holding a literal
+    (query/elog/regex_candidates.py makes them)."""
+
+    joined: str  # one term a line, "\n" at both ends
+    spelled: dict[str, list[str]]  # a folded term: the index terms it stands for, if others
 
 
 class ElogCache:
@@ -38,8 +48,10 @@ class ElogCache:
         self.folded_terms: Derived[dict[str, FoldedTerms]] = Derived()
         self.table: Derived[DocTable] = Derived()
         self.allowed: Derived[dict[str, list[str]]] = Derived()
-        # The words of title, body and attributes (letters only) a typo is corrected to
+        # The words of title, body and attributes (letters only) a typo is corrected to,
+        # and per segment and field, those words by their deletion neighbourhoods
         self.words: Derived[list[str]] = Derived()
+        self.neighbours: PerSegment[Neighbours] = PerSegment()
         self.postings = PostingCache()
 
 
@@ -129,10 +141,23 @@ def indexed_words(index: ElogIndex, cache: ElogCache) -> list[str]:
     what a word no entry holds is corrected to."""
 
     def make() -> list[str]:
-        merged = heapq.merge(*(index.field_terms(f) for f in ("title", "body", "attributes")))
+        merged = heapq.merge(*(index.field_terms(f) for f in WORD_FIELDS))
         return list(dict.fromkeys(t for t in merged if t.isalpha()))
 
     return cache.words.get(index.version, make)
+
+
+def indexed_neighbours(index: ElogIndex, cache: ElogCache) -> list[Neighbours]:
+    """The Neighbours of the words of titles, bodies and attributes, per segment and
+    field (query/neighbours.py): ``indexed_words`` without a scan."""
+    return of_lexicons(
+        cache.neighbours,
+        [
+            (f"{segid}:{field}", lex)
+            for field in WORD_FIELDS
+            for segid, lex in index.lexicons(field)
+        ],
+    )
 
 
 def doc_table(index: ElogIndex, cache: ElogCache) -> DocTable:

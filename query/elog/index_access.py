@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from indexer.engine.base import Ranked, Segment, Snapshot
+from indexer.engine.lexicon import Lexicon
 from query.context import QueryContext
 from query.elog.logbook import COLLECTION
 from query.errors import TroveError
@@ -71,6 +72,10 @@ class ElogIndex:
     def docs_with_number(self, field: str, value: int) -> list[int]:
         """The live documents whose number field holds ``value``, ascending."""
         return self.docs_with_term(field, str(value))
+
+    def lexicons(self, field: str) -> list[tuple[str, Lexicon]]:
+        """Each segment's id and the field's terms in it."""
+        return [(segment.id, segment.lexicon(field)) for segment, _ in self._segments]
 
     def has_term(self, field: str, text: str) -> bool:
         """Whether any document, deleted ones included, holds the term."""

@@ -9,10 +9,9 @@ holding a term with ``beam`` in it and one with ``energy``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from indexer.sources.base import CJK_CHARS
-from query.elog.caches import ElogCache
+from query.elog.caches import ElogCache, FoldedTerms
 from query.elog.index_access import ElogIndex
 from query.elog.regex_literals import Lit, Need
 
@@ -32,14 +31,6 @@ _EXACT = re.compile(rf"[\x00-\x7f{CJK_CHARS}]*")
 # holds them: long s (matches s), dotless i (matches I), and the dotted capital I
 # (matches i), lower-cased to "i" and a combining dot. The Kelvin sign is "k" already.
 _ASCII_FOLD = str.maketrans({"\u017f": "s", "\u0131": "i", "\u0307": None})
-
-
-@dataclass(frozen=True)
-class FoldedTerms:
-    """The plain terms of one field, ASCII-folded, for finding terms holding a literal."""
-
-    joined: str  # one term a line, "\n" at both ends
-    spelled: dict[str, list[str]]  # a folded term: the index terms it stands for, if others
 
 
 def folded_terms(index: ElogIndex, cache: ElogCache) -> dict[str, FoldedTerms]:

@@ -32,8 +32,8 @@ from query.errors import TroveError
 REGEX_BUDGET_S = 0.75
 REGEX_WORKERS = 2
 
-# DESIGN.md's rule: .* .+ .? | [...] \d \w \s \b, or a bounded repeat ({3}, {2,}, {0,3})
-# after a character, ".", ")" or "]" (so "set {3}" stays text).
+# A query is a regex when it holds one of: .* .+ .? | [...] \d \w \s \b, or a bounded
+# repeat ({3}, {2,}, {0,3}) after a character, ".", ")" or "]" (so "set {3}" stays text).
 _REGEX_SIGNS = re.compile(r"\.[*+?]|\||\[[^\]]+\]|\\[dwsb]|(?<=\S)\{\d+(?:,\d*)?\}")
 
 

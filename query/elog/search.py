@@ -3,18 +3,24 @@ or a regex), and makes the hits."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from query import budget, paging
-from query.args import check_query, check_range
+from query import budget, paging, tools
+from query.args import check_query
 from query.context import QueryContext
-from query.elog.caches import DocTable, ElogCache, doc_table, elog_cache, indexed_words
+from query.elog.caches import (
+    DocTable,
+    ElogCache,
+    doc_table,
+    elog_cache,
+    indexed_neighbours,
+    indexed_words,
+)
 from query.elog.dates import Bound, check_dates
 from query.elog.filters import selected
 from query.elog.index_access import ElogIndex, open_index
@@ -23,7 +29,8 @@ from query.elog.models import ElogHit, ElogSearchResponse, Match, Ranker, shown
 from query.elog.regex_search import compile_regex, is_regex, regex_hits
 from query.elog.snippets import snippet
 from query.elog.text_query import ENTRY_FIELD, TextQuery, text_query
-from query.forgiving import FEW_WORDS, closest
+from query.forgiving import FEW_WORDS, Ladder, closest, corrected_query, forgive
+from query.neighbours import closest_near
 from query.rerank import (
     Candidate,
     LexicalReranker,
@@ -32,7 +39,6 @@ from query.rerank import (
     rerank_scores,
 )
 
-MAX_RESULTS = 50
 # A text hit's score is the number of query words it holds plus its BM25F relative to the
 # best candidate's times this (below 1: an entry holding more words always ranks higher
 # before reranking).
@@ -53,7 +59,7 @@ def search_elog(
     category: str | None = None,
     system: str | None = None,
     domain: str | None = None,
-    max_results: int = paging.DEFAULT_RESULTS,
+    max_results: int = tools.SEARCH_ELOG_RESULTS.default,
     offset: int = 0,
     *,
     rerank: RerankMode | None = None,
@@ -68,8 +74,8 @@ def search_elog(
     DIRECTORY_NOT_FOUND, SEARCH_TIMEOUT.
     """
     text = check_query(query, optional=True)
-    check_range(max_results, "max_results", 1, MAX_RESULTS)
-    offset = paging.check_offset(offset, max_results)
+    tools.SEARCH_ELOG_RESULTS.check(max_results)
+    offset = tools.check_offset(offset, max_results)
     window = paging.window(offset, max_results)
     low, high = check_dates(since, until)
     mode = rerank or ctx.settings.elog.rerank
@@ -133,38 +139,49 @@ def search_elog(
         # then continue each other exactly.
         reranked = RERANK_DEPTH.get(getattr(reranker, "name", ""), 0) if reranker else 0
         depth = max(window, reranked)
-        plan = _forgive(index, cache, tq, text)
-        if plan.query is None:
-            return ElogSearchResponse(
-                hits=[],
-                total=0,
-                ranker=ranker,
-                note=plan.note,
-                suggestions=plan.suggestions,
-                freshness=fresh,
+        if not tq.words and tq.required is None:
+            stop = ", ".join(tq.stop_words)
+            why = (
+                f"the query holds only stop words ({stop}), which never match alone: add a "
+                "word that names what you look for, or quote a phrase"
             )
-        tq = plan.query
-        counts = _word_counts(index, cache, tq, allowed)
-        if not counts and tq.required is not None:
-            # No entry holds a quoted phrase as written: its words, anywhere, rather
-            # than nothing (a pasted paragraph quotes words no entry holds in a row).
-            loose = tq.without_phrases()
-            counts = _word_counts(index, cache, loose, allowed) if loose.stems else {}
-            if counts:
-                tq = loose
-                unquoted = "no entry holds the quoted phrase as written: searched for its words"
-                plan.note = f"{plan.note}; {unquoted}" if plan.note else unquoted
-        if not counts:
-            why = plan.note or _why_no_match(index, cache, tq, allowed, filters, since, until)
+            return ElogSearchResponse(hits=[], total=0, ranker=ranker, note=why, freshness=fresh)
+        stems = dict(zip(tq.words, tq.stems, strict=True))
+
+        def related(query: TextQuery) -> _Counted | None:
+            return _counted(index, cache, query, allowed)
+
+        ladder: Ladder[TextQuery, _Counted] = Ladder(
+            related=related,
+            unknown=lambda words: [w for w in words if not _word_docs(index, cache, stems[w])],
+            closest=lambda unknown: {w: _closest_words(index, cache, w) for w in unknown},
+            correct=lambda query, replaced, dropped: query.with_words(
+                [replaced.get(w, w) for w in query.words if w not in dropped]
+            ),
+            relate_questions_first=False,
+            drop_uncorrectable=True,
+        )
+        forgiven = forgive(ladder, tq, list(tq.words))
+        replaced, dropped = forgiven.replaced, forgiven.dropped
+        note = _corrections(replaced, dropped, any(w not in dropped for w in tq.words))
+        corrected = corrected_query(text, replaced, dropped) if replaced else None
+        counted = forgiven.answer
+        if counted is None:
+            searched = ladder.correct(tq, replaced, dropped) if replaced or dropped else tq
+            why = note or _why_no_match(index, cache, searched, allowed, filters, since, until)
             return ElogSearchResponse(
                 hits=[],
                 total=0,
                 ranker=ranker,
                 note=why,
-                suggestions=plan.suggestions,
-                corrected_query=plan.corrected_query,
+                suggestions=forgiven.suggestions,
+                corrected_query=corrected,
                 freshness=fresh,
             )
+        tq, counts = counted.query, counted.counts
+        if counted.unquoted:
+            unquoted = "no entry holds the quoted phrase as written: searched for its words"
+            note = f"{note}; {unquoted}" if note else unquoted
         candidates = _candidates(index, tq, counts, depth)
         total = len(counts)
         stale = index.stale_files(root, (c[0] for c in candidates))
@@ -174,14 +191,13 @@ def search_elog(
 
     n = len(tq.stems)
     best = max(c[2] for c in candidates)
-    note: str | None = plan.note
     if n > 1 and best < n:
         held_note = (
             f"no entry holds every word of the query ({', '.join(tq.words)}); "
             f"the best hold {best} of {n}"
         )
         note = f"{note}; {held_note}" if note else held_note
-    match: Match = "fuzzy" if plan.corrected_query else "words"
+    match: Match = "fuzzy" if corrected else "words"
     # Coordination (a query of few words): the words held first, BM25F (relative to the
     # best) among equals; a longer question by BM25F alone.
     coordinate = n <= FEW_WORDS
@@ -231,8 +247,8 @@ def search_elog(
             total=total,
             ranker=ranker,
             note=note,
-            suggestions=plan.suggestions,
-            corrected_query=plan.corrected_query,
+            suggestions=forgiven.suggestions,
+            corrected_query=corrected,
             next_offset=more,
             freshness=fresh,
         ),
@@ -242,75 +258,62 @@ def search_elog(
 
 
 def _fitted(answer: ElogSearchResponse, offset: int, max_results: int) -> ElogSearchResponse:
-    by_default = max_results == paging.DEFAULT_RESULTS
+    by_default = max_results == tools.SEARCH_ELOG_RESULTS.default
     budget.fit_page(answer, "hits", offset, budget.limit_for(by_default))
     return answer
 
 
 @dataclass
-class Plan:
-    """A text query after forgiving it: words no entry holds corrected or dropped."""
+class _Counted:
+    """What the ranked tier found: the query it searched (its quoted phrases loosened if
+    they matched nothing), per entry how many of its words the entry holds."""
 
-    query: TextQuery | None  # None: nothing left to search for (``note`` says why)
-    note: str | None = None
-    suggestions: list[str] = field(default_factory=list)
-    corrected_query: str | None = None
+    query: TextQuery
+    counts: dict[int, int]
+    unquoted: bool = False
 
 
-def _forgive(index: ElogIndex, cache: ElogCache, tq: TextQuery, text: str) -> Plan:
-    """Each word no entry holds (neither it nor another form of it) replaced by the
-    closest indexed word, or dropped when none is close."""
-    if not tq.words and tq.required is None:
-        stop = ", ".join(tq.stop_words)
-        return Plan(
-            None,
-            f"the query holds only stop words ({stop}), which never match alone: add a "
-            "word that names what you look for, or quote a phrase",
-        )
-    words: list[str] = []
-    replaced: dict[str, str] = {}
-    missing: list[str] = []
-    suggestions: list[str] = []
-    for word, s in zip(tq.words, tq.stems, strict=True):
-        if _word_docs(index, cache, s):
-            words.append(word)
-            continue
-        close = closest(word, indexed_words(index, cache))
-        suggestions += [c for c in close if c not in suggestions]
-        if close:
-            replaced[word] = close[0]
-            words.append(close[0])
-        else:
-            missing.append(word)
-    if not replaced and not missing:
-        return Plan(tq)
+def _counted(
+    index: ElogIndex, cache: ElogCache, tq: TextQuery, allowed: set[int] | None
+) -> _Counted | None:
+    """The entries the query matches (None: none). No entry holding a quoted phrase as
+    written: its words, anywhere, rather than nothing (a pasted paragraph quotes words no
+    entry holds in a row)."""
+    if not tq.stems and tq.required is None:
+        return None
+    counts = _word_counts(index, cache, tq, allowed)
+    if counts:
+        return _Counted(tq, counts)
+    if tq.required is not None:
+        loose = tq.without_phrases()
+        counts = _word_counts(index, cache, loose, allowed) if loose.stems else {}
+        if counts:
+            return _Counted(loose, counts, unquoted=True)
+    return None
+
+
+def _closest_words(index: ElogIndex, cache: ElogCache, word: str) -> list[str]:
+    """The indexed words closest to ``word``, best first, from their neighbourhoods (the
+    scan of ``indexed_words`` when the pool may be cut at MAX_CANDIDATES, as it cuts it)."""
+    close = closest_near(word, indexed_neighbours(index, cache), str)  # code point order
+    return close if close is not None else closest(word, indexed_words(index, cache))
+
+
+def _corrections(replaced: dict[str, str], dropped: list[str], words_left: bool) -> str | None:
+    """What was corrected, in words (None: nothing); ``words_left``: words were searched."""
     parts = []
     if replaced:
         parts.append(
             "no entry holds "
             + ", ".join(f"{w!r}: searched for {c!r} instead" for w, c in replaced.items())
         )
-    if missing:
-        quoted = ", ".join(repr(w) for w in missing)
+    if dropped:
+        quoted = ", ".join(repr(w) for w in dropped)
         parts.append(
             f"no entry holds {quoted} (nor a word close to it)"
-            + (": searched without it" if words else "")
+            + (": searched without it" if words_left else "")
         )
-    note = "; ".join(parts)
-    corrected = _corrected(text, replaced, missing) if replaced else None
-    if not words and tq.required is None:
-        return Plan(None, note, suggestions)
-    return Plan(tq.with_words(words), note, suggestions, corrected)
-
-
-def _corrected(text: str, replaced: dict[str, str], dropped: list[str]) -> str:
-    """The query as written with each corrected word replaced and each dropped one left
-    out."""
-    for word, correction in [*replaced.items(), *((w, "") for w in dropped)]:
-        text = re.sub(
-            rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", correction, text, flags=re.IGNORECASE
-        )
-    return " ".join(text.split())
+    return "; ".join(parts) or None
 
 
 def _word_docs(index: ElogIndex, cache: ElogCache, s: str) -> set[int]:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from query.mcp_server import TroveServer
 
-# The HTTP status of each error code (DESIGN.md, "People: the web page and the JSON API").
+# The HTTP status of each error code (docs/ERRORS.md).
 STATUS: dict[str, int] = {
     **dict.fromkeys(INPUT_CODES, 400),
     "NOT_FOUND": 404,

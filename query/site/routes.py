@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from indexer.errors import IndexLockedError, StoreError
 from indexer.status import human_size, local_time
-from indexer.store import IndexLockedError, StoreError
 from query.errors import TroveError
 from query.mcp_server import elog_filter_values
 from query.site import api, documents, render, search_page, status_page
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from starlette.responses import Response
 
     from query.mcp_server import TroveServer
+    from query.reports import Report
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -132,28 +133,33 @@ def add_routes(server: TroveServer) -> None:
         values["snippets"] = [render.highlight(h.hit.snippet, terms) for h in answer.hits]
         return page("search.html", **values)
 
-    @route("/reports/{command}/{report}")
-    async def report(request: Request) -> Response:
-        q = request.query_params.get("q", "")
-        try:
-            found = await _run(
-                documents.report,
-                ctx,
-                request.path_params["command"],
-                request.path_params["report"],
-            )
-        except TroveError as error:
-            return error_page(error, q=q)
+    def document(
+        path: str, fetch: Callable[..., Any], *params: str
+    ) -> Callable[[Callable[[Any, str], Awaitable[Response]]], Any]:
+        """A document page: ``fetch(ctx, *path params)`` (a TroveError answers the error
+        page), then ``show(found, q)`` (``q``: the query whose words to highlight)."""
+
+        def register(show: Callable[[Any, str], Awaitable[Response]]) -> Any:
+            @route(path)
+            async def handler(request: Request) -> Response:
+                q = request.query_params.get("q", "")
+                try:
+                    found = await _run(fetch, ctx, *(request.path_params[p] for p in params))
+                except TroveError as error:
+                    return error_page(error, q=q)
+                return await show(found, q)
+
+            return handler
+
+        return register
+
+    @document("/reports/{command}/{report}", documents.report, "command", "report")
+    async def report(found: Report, q: str) -> Response:
         html = await anyio.to_thread.run_sync(render.markdown, found.content, render.query_terms(q))
         return page("report.html", report=found, html=html, q=q, title=found.report_name)
 
-    @route("/commands/{name}")
-    async def command(request: Request) -> Response:
-        q = request.query_params.get("q", "")
-        try:
-            found = await _run(documents.command, ctx, request.path_params["name"])
-        except TroveError as error:
-            return error_page(error, q=q)
+    @document("/commands/{name}", documents.command, "name")
+    async def command(found: documents.CommandPage, q: str) -> Response:
         html = render.markdown(found.command.content, render.query_terms(q))
         return page(
             "command.html",
@@ -164,24 +170,14 @@ def add_routes(server: TroveServer) -> None:
             title=found.command.name,
         )
 
-    @route("/conversations/{path:path}")
-    async def conversation(request: Request) -> Response:
-        q = request.query_params.get("q", "")
-        try:
-            found = await _run(documents.conversation, ctx, request.path_params["path"])
-        except TroveError as error:
-            return error_page(error, q=q)
+    @document("/conversations/{path:path}", documents.conversation, "path")
+    async def conversation(found: documents.ConversationFile, q: str) -> Response:
         terms = render.query_terms(q)
         lines = [render.highlight(line, terms) for line in found.lines]
         return page("conversation.html", file=found, lines=lines, q=q, title=found.conversation)
 
-    @route("/elog/{message_id}")
-    async def elog(request: Request) -> Response:
-        q = request.query_params.get("q", "")
-        try:
-            found = await _run(documents.elog_thread, ctx, request.path_params["message_id"])
-        except TroveError as error:
-            return error_page(error, q=q)
+    @document("/elog/{message_id}", documents.elog_thread, "message_id")
+    async def elog(found: documents.ElogThread, q: str) -> Response:
         terms = render.query_terms(q)
         bodies = [render.elog_body(e.raw, e.encoding, e.entry.body, terms) for e in found.entries]
         asked = found.thread.message_id

@@ -15,7 +15,7 @@ from urllib.parse import quote, urlencode
 
 from starlette.datastructures import QueryParams
 
-from query import search_all
+from query import search_all, tools
 from query.context import QueryContext
 from query.elog import search_elog
 from query.errors import TroveError
@@ -53,10 +53,10 @@ class SearchForm:
             return params.get(name, "").strip()
 
         size = one("n") or str(PAGE_SIZES[0])
-        if not size.isdigit() or not 1 <= int(size) <= search_all.MAX_RESULTS:
+        if not size.isdigit() or not 1 <= int(size) <= (tools.SEARCH_RESULTS.high or 0):
             raise TroveError(
                 "INVALID_ARGUMENT",
-                f"n (hits per page) must be between 1 and {search_all.MAX_RESULTS}, got {size!r}",
+                f"n (hits per page) must be {tools.SEARCH_RESULTS.limits}, got {size!r}",
             )
         skip = one("offset") or "0"
         if not skip.isdigit():

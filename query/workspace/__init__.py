@@ -36,7 +36,7 @@ words in it), ``tiers`` (exact, words, related), ``lines`` (matching lines, exce
 change one).
 """
 
-from indexer.store import read_file
+from indexer.files import read_file
 from query.workspace.cache import WorkspaceCache, read_text
 from query.workspace.candidates import query_words
 from query.workspace.dates import DATE_RANGE_HELP, DateRange, check_date_range
@@ -46,7 +46,6 @@ from query.workspace.limits import (
     LINES_PER_CONVERSATION,
     MAX_EXPANSION,
     MAX_FILES_READ,
-    MAX_RESULTS,
     MAX_WORDS,
     TEXT_CACHE_CHARS,
 )
@@ -61,7 +60,6 @@ __all__ = [
     "LINES_PER_CONVERSATION",
     "MAX_EXPANSION",
     "MAX_FILES_READ",
-    "MAX_RESULTS",
     "MAX_WORDS",
     "TEXT_CACHE_CHARS",
     "Conversation",

@@ -1,5 +1,6 @@
 """What search_workspace keeps between queries, per index segment: each document's
-stored fields, the segment's words by length and, within a budget, lower-cased texts."""
+stored fields, the segment's words by length and by their neighbours and, within a
+budget, lower-cased texts."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from indexer.engine.base import Segment
-from indexer.store import SkipFile, read_file
+from indexer.files import SkipFile, read_file
 from query.context import QueryContext
 from query.indexes import PerSegment
+from query.neighbours import Neighbours
 from query.workspace import limits
 
 
@@ -30,8 +32,15 @@ class Doc:
 class SegmentCache:
     docs: dict[int, Doc] = field(default_factory=dict)
     text_chars: int = 0
-    # The segment's words of letters, by length (for typo correction; made on first use).
+    # The segment's words of letters, by length, and by their deletion neighbourhoods
+    # (for typo correction; each made on first use).
     by_length: dict[int, list[str]] | None = None
+    neighbours: Neighbours | None = None
+
+    def near(self, segment: Segment) -> Neighbours:
+        if self.neighbours is None:
+            self.neighbours = Neighbours(segment.lexicon("content"))
+        return self.neighbours
 
     def words_of_length(self, segment: Segment, low: int, high: int) -> Iterator[str]:
         if self.by_length is None:

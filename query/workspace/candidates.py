@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from indexer.engine.base import Segment
 from indexer.sources.base import TOKEN_PATTERN
 from query import forgiving
-from query.context import Plan
+from query.count_plan import CountPlan
 from query.workspace import limits
 from query.workspace.cache import Doc, SegmentCache
 from query.workspace.dates import DateRange
@@ -50,7 +50,7 @@ def query_words(literal: str) -> list[Word]:
     return list(seen)
 
 
-def _expand(segment: Segment, word: Word, plan: Plan = "cost") -> list[str] | None:
+def _expand(segment: Segment, word: Word, plan: CountPlan = "cost") -> list[str] | None:
     """The segment's terms that can hold the word (None: too many to narrow anything,
     or postings that would cost more than the files they leave out, or the plan
     "texts": every file is read; the plan "postings" narrows by any number)."""
@@ -81,7 +81,7 @@ def _too_costly(segment: Segment, found: Sequence[int], max_terms: int) -> bool:
 
 
 def candidate_docs(
-    segment: Segment, words: list[Word], date_range: DateRange | None, plan: Plan = "cost"
+    segment: Segment, words: list[Word], date_range: DateRange | None, plan: CountPlan = "cost"
 ) -> Iterator[int]:
     """Live documents of one segment that can hold the query (segment-local numbers):
     those holding the terms of its words, but for a word held by more than MAX_EXPANSION

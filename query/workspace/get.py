@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import re
 
+from indexer.files import SkipFile, read_file
 from indexer.sources.conversations import ConversationsSource
-from indexer.store import SkipFile, read_file
 from query import parts
 from query.context import QueryContext
 from query.errors import TroveError
@@ -48,11 +48,7 @@ def get_conversation(
         conversation=conversation,
         date=folder,
         path=str(root / rel),
-        content="",
-        start_line=first,
-        end_line=first - 1,
-        total_lines=0,
-        next_offset=None,
+        **parts.unfilled(first),
         size=data.size,
         truncated=data.truncated,
     )

@@ -3,7 +3,6 @@ used, memory. Read them as ``limits.NAME`` so that a test can change one."""
 
 from __future__ import annotations
 
-MAX_RESULTS = 100
 # Lines of one conversation shown before other conversations get their turn; more
 # are shown only when fewer conversations match than results were asked for.
 LINES_PER_CONVERSATION = 3

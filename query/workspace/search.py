@@ -3,19 +3,19 @@ query was matched or why nothing was."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from indexer.sources.base import CJK_CHARS
-from query import budget, forgiving, paging
-from query.args import check_query, check_range
+from query import forgiving, neighbours, paging, tools
+from query.args import check_query
 from query.citations import heading_of_line
 from query.context import QueryContext
 from query.errors import TroveError
+from query.forgiving import Ladder, corrected_query, forgive
 from query.indexes import source_folder
 from query.workspace import limits
 from query.workspace.answers import Answer
-from query.workspace.candidates import look_up
+from query.workspace.candidates import Lookup, look_up
 from query.workspace.dates import check_date_range
 from query.workspace.lines import excerpt, original_line
 from query.workspace.models import Match, WorkspaceHit, WorkspaceSearchResponse
@@ -29,7 +29,7 @@ def search_workspace(
     ctx: QueryContext,
     query: str,
     date_range: str | None = None,
-    max_results: int = paging.DEFAULT_RESULTS,
+    max_results: int = tools.SEARCH_WORKSPACE_RESULTS.default,
     offset: int = 0,
 ) -> WorkspaceSearchResponse:
     """Conversation lines that match ``query``, best first, from the first tier that finds
@@ -47,8 +47,8 @@ def search_workspace(
             "INVALID_QUERY", "query spans several lines; search_workspace matches within one line"
         )
     dr = check_date_range(date_range)
-    check_range(max_results, "max_results", 1, limits.MAX_RESULTS)
-    offset = paging.check_offset(offset, max_results)
+    tools.SEARCH_WORKSPACE_RESULTS.check(max_results)
+    offset = tools.check_offset(offset, max_results)
     root = source_folder(ctx.settings, COLLECTION)
     view = View(ctx, root, dr, offset, max_results)
     exact = exact_lines(view, literal, view.window)
@@ -56,13 +56,8 @@ def search_workspace(
         answer = _response(view, exact, "exact")
     else:
         answer = _forgive(view, literal, view.window)
-    budget.fit_page(
-        answer, "results", offset, budget.limit_for(max_results == paging.DEFAULT_RESULTS)
-    )
+    tools.SEARCH_WORKSPACE_RESULTS.fit(answer, "results", offset, max_results)
     return answer
-
-
-_WORD_RUN = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+")
 
 
 def _forgive(view: View, literal: str, k: int) -> WorkspaceSearchResponse:
@@ -83,9 +78,7 @@ def _forgive(view: View, literal: str, k: int) -> WorkspaceSearchResponse:
         )
     cut = len(words) > limits.MAX_WORDS
     words = words[: limits.MAX_WORDS]
-    stems = list(
-        {forgiving.stem(w): w for w in reversed(words) if w not in forgiving.STOP_WORDS}.values()
-    )[::-1]
+    stems = _stems(words)
     first_words = f"; only its first {limits.MAX_WORDS} words were used" if cut else ""
     if not stems:
         return _empty(
@@ -93,67 +86,76 @@ def _forgive(view: View, literal: str, k: int) -> WorkspaceSearchResponse:
             f"no conversation line holds {_short(literal)!r}, and its words ({', '.join(words)}) "
             "are too common to find anything alone: add a word that says what to look for",
         )
-    answer, capped = word_lines(view, words, k)
-    if answer.total:
-        note = f"no line holds {_short(literal)!r} as written; these hold every word of it, in any order"
-        return _response(view, answer, "words", note + first_words + _capped(capped))
+    lookups: dict[tuple[str, ...], Lookup] = {}
+    closest: dict[str, list[str]] = {}
 
-    lookup = look_up(view, stems)
-    unknown = [w for w, known in zip(stems, lookup.known, strict=True) if not known]
-    closest = _closest(view, unknown)
-    suggestions = list(dict.fromkeys(c for found in closest.values() for c in found))
-    fixes = {w: found[0] for w, found in closest.items() if found}
+    def lookup_of(of: list[str]) -> Lookup:
+        if tuple(of) not in lookups:
+            lookups[tuple(of)] = look_up(view, of)
+        return lookups[tuple(of)]
+
+    def as_written(text: str) -> _Found | None:
+        if text != literal:  # (the literal itself found nothing: search_workspace asked)
+            exact = exact_lines(view, text, k)
+            if exact.total:
+                return _Found(exact, "exact", False)
+        answer, capped = word_lines(view, forgiving.words(text)[: limits.MAX_WORDS], k)
+        return _Found(answer, "words", capped) if answer.total else None
+
+    def related(text: str) -> _Found | None:
+        of = stems if text == literal else _stems(forgiving.words(text)[: limits.MAX_WORDS])
+        answer, capped = related_lines(view, lookup_of(of), len(of), k)
+        return _Found(answer, "related", capped) if answer.total else None
+
+    def unknown_of(of: list[str]) -> list[str]:
+        return [w for w, known in zip(of, lookup_of(of).known, strict=True) if not known]
+
+    def closest_to(unknown: list[str]) -> dict[str, list[str]]:
+        closest.update(_closest(view, [w for w in unknown if w not in closest]))
+        return {w: closest[w] for w in unknown}
+
+    ladder: Ladder[str, _Found] = Ladder(
+        as_written=as_written,
+        related=related,
+        unknown=unknown_of,
+        closest=closest_to,
+        correct=corrected_query,
+    )
+    found = forgive(ladder, literal, stems)
+    # What the notes say of the words no conversation holds, however the query matched.
+    unknown = found.unknown if found.how != "related" else unknown_of(stems)
+    suggestions = list(dict.fromkeys(c for w in unknown for c in closest_to([w])[w]))
     absent = f"no conversation holds {_quoted(unknown)}" if unknown else ""
-
-    def related() -> WorkspaceSearchResponse | None:
-        found, capped = related_lines(view, lookup, len(stems), k)
-        if not found.total:
-            return None
+    answer = found.answer
+    if answer is not None and found.how == "as written":
+        note = f"no line holds {_short(literal)!r} as written; these hold every word of it, in any order"
+        return _response(view, answer.lines, "words", note + first_words + _capped(answer.capped))
+    if answer is not None and found.how == "related":
         note = (
             "no line holds every word of the query; these hold some of its words or words "
             "of the same stem, most words first"
         )
         if absent:
             note += f" ({absent}{_suggested(suggestions)})"
-        return _response(view, found, "related", note + first_words + _capped(capped), suggestions)
-
-    # A question of many words: the lines holding some of them come before a correction
-    # of the words no conversation holds (in a question those are mostly words, not typos).
-    question = len(stems) > forgiving.FEW_WORDS
-    if question and (answered := related()) is not None:
-        return answered
-    if fixes:
-        corrected = _WORD_RUN.sub(lambda m: fixes.get(m.group().lower(), m.group()), literal)
-        fixed, capped = exact_lines(view, corrected, k), False
-        how = "as written"
-        if not fixed.total:
-            fixed_words = forgiving.words(corrected)[: limits.MAX_WORDS]
-            fixed, capped = word_lines(view, fixed_words, k)
-            how = "every word, in any order"
-            if not fixed.total:
-                fixed_stems = list(
-                    {
-                        forgiving.stem(w): w
-                        for w in reversed(fixed_words)
-                        if w not in forgiving.STOP_WORDS
-                    }.values()
-                )[::-1]
-                fixed_lookup = look_up(view, fixed_stems)
-                fixed, capped = related_lines(view, fixed_lookup, len(fixed_stems), k)
-                how = "some of its words or words of the same stem, most words first"
-        if fixed.total:
-            note = f"{absent}; these lines hold {corrected!r} ({how})"
-            return _response(
-                view,
-                fixed,
-                "fuzzy",
-                note + first_words + _capped(capped),
-                suggestions,
-                corrected,
-                FUZZY_FACTOR,
-            )
-    if not question and (answered := related()) is not None:
-        return answered
+        return _response(
+            view, answer.lines, "related", note + first_words + _capped(answer.capped), suggestions
+        )
+    if answer is not None:
+        how = {
+            "exact": "as written",
+            "words": "every word, in any order",
+            "related": "some of its words or words of the same stem, most words first",
+        }[answer.match]
+        note = f"{absent}; these lines hold {found.corrected!r} ({how})"
+        return _response(
+            view,
+            answer.lines,
+            "fuzzy",
+            note + first_words + _capped(answer.capped),
+            suggestions,
+            found.corrected,
+            FUZZY_FACTOR,
+        )
 
     parts = [f"no conversation line holds {_short(literal)!r}, all its words or any of them"]
     if absent:
@@ -168,12 +170,34 @@ def _forgive(view: View, literal: str, k: int) -> WorkspaceSearchResponse:
     return _empty(view, "; ".join(parts) + first_words, suggestions)
 
 
+@dataclass
+class _Found:
+    """A tier's answer, which tier, and whether files were left unread."""
+
+    lines: Answer
+    match: Match
+    capped: bool
+
+
+def _stems(words: list[str]) -> list[str]:
+    """The words that can match alone, one per stem (the first), in order."""
+    return list(
+        {forgiving.stem(w): w for w in reversed(words) if w not in forgiving.STOP_WORDS}.values()
+    )[::-1]
+
+
 def _closest(view: View, unknown: list[str]) -> dict[str, list[str]]:
     """Per word no conversation holds, the closest indexed words (best first)."""
     found: dict[str, list[str]] = {}
     if not unknown:
         return found
     with view.snapshot() as segments:
+        near = [seg.near(segment) for segment, seg in segments]
+        first = neighbours.first_holder(near)
+
+        def order(term: str) -> tuple[int, int, str]:  # the order of the pool below
+            return first(term), len(term), term
+
         for word in unknown:
             n = len(word)
             if (
@@ -183,12 +207,15 @@ def _closest(view: View, unknown: list[str]) -> dict[str, list[str]]:
             ):
                 found[word] = []
                 continue
-            pool = dict.fromkeys(
-                term
-                for segment, seg in segments
-                for term in seg.words_of_length(segment, n - 2, n + 2)
-            )
-            found[word] = forgiving.closest(word, pool)
+            close = neighbours.closest_near(word, near, order)
+            if close is None:  # the pool may be cut at MAX_CANDIDATES: as the scan cuts it
+                pool = dict.fromkeys(
+                    term
+                    for segment, seg in segments
+                    for term in seg.words_of_length(segment, n - 2, n + 2)
+                )
+                close = forgiving.closest(word, pool)
+            found[word] = close
     return found
 
 

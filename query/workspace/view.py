@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from indexer.engine.base import Segment
-from query import paging
+from query import paging, tools
 from query.context import QueryContext
 from query.errors import TroveError
 from query.freshness import Freshness, mark_stale, of_snapshot
@@ -29,7 +29,7 @@ class View:
         root: Path,
         date_range: DateRange | None,
         offset: int = 0,
-        max_results: int = paging.DEFAULT_RESULTS,
+        max_results: int = tools.SEARCH_WORKSPACE_RESULTS.default,
     ) -> None:
         self.ctx = ctx
         self.cache: WorkspaceCache = cache_of(ctx)

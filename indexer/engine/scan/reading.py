@@ -21,8 +21,9 @@ from indexer.engine.base import Ranked, Scored
 from indexer.engine.fields import Boolean, BytesColumn, Field, Keyword, Number, Stored, Text
 from indexer.engine.postings import next_tokens_postings
 from indexer.engine.scan.segment import AnalysedDoc, MemorySegment
+from indexer.errors import StoreError
+from indexer.files import SkipFile, read_file, walk
 from indexer.sources.base import Source
-from indexer.store import SkipFile, StoreError, read_file, walk
 
 log = logging.getLogger(__name__)
 

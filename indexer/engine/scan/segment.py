@@ -55,6 +55,10 @@ class AnalysedDoc:
 class MemorySegment:
     """Every document of a collection, analysed; none deleted."""
 
+    @property
+    def block_size(self) -> int:
+        return BLOCK
+
     def __init__(self, segment_id: str, docs: list[AnalysedDoc]) -> None:
         self.id = segment_id
         self.doc_count_all = len(docs)

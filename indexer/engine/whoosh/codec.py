@@ -41,6 +41,8 @@ from whoosh.util.numeric import length_to_byte
 from indexer.engine.postings import little_endian
 
 BLOCK_PROTOCOL = 5
+# Postings per block, as Whoosh's W3 codec writes them by default.
+BLOCK_SIZE = 128
 _ENDS = "I"  # 4-byte unsigned; written little-endian
 assert array(_ENDS).itemsize == 4
 
@@ -150,7 +152,7 @@ class TroveCodec(W3Codec):
     """Whoosh's W3 codec, writing postings blocks with pickle protocol 5, and not
     compressing them unless asked to."""
 
-    def __init__(self, blocklimit: int = 128, compression: int = 0, inlinelimit: int = 1):
+    def __init__(self, blocklimit: int = BLOCK_SIZE, compression: int = 0, inlinelimit: int = 1):
         super().__init__(blocklimit, compression, inlinelimit)
 
     def postings_writer(self, dbfile: Any, byteids: bool = False) -> W3PostingsWriter:

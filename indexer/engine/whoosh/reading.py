@@ -50,6 +50,7 @@ from indexer.engine.base import (
 )
 from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
+from indexer.engine.whoosh.codec import BLOCK_SIZE
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX
 from indexer.engine.whoosh.storage import INDEX_NAME
 from indexer.engine.whoosh.tops import read_tops, tops_file_name
@@ -78,6 +79,8 @@ def segment_of(reader: IndexReader, folder: str) -> WhooshSegment:
 
 class WhooshSegment:
     """One segment of a Whoosh index (a leaf reader), with its memo."""
+
+    block_size = BLOCK_SIZE
 
     def __init__(self, reader: IndexReader, memo: _SegmentMemo, folder: str) -> None:
         self.reader = reader

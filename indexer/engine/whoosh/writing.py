@@ -19,6 +19,8 @@ from whoosh.index import TOC, Index, clean_files
 from whoosh.query import Term
 from whoosh.reading import SegmentReader
 
+from indexer.engine.base import ReadTarget
+from indexer.engine.faults import CommitFailed, is_write_fault, release
 from indexer.engine.fields import Field
 from indexer.engine.whoosh.codec import TroveCodec
 from indexer.engine.whoosh.inverting import TroveMpWriter, TroveSegmentWriter, gc_paused
@@ -33,16 +35,7 @@ from indexer.engine.whoosh.schema import (
 )
 from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
 from indexer.engine.whoosh.tops import TopsCounter, clean_tops, read_tops, write_tops
-from indexer.engine.writing import (
-    Bookkeeping,
-    CommitFailed,
-    FileState,
-    FileStats,
-    Plan,
-    SegmentStats,
-    is_write_fault,
-    release,
-)
+from indexer.engine.writing import Bookkeeping, CommitPlan, FileState, FileStats, SegmentStats
 from indexer.engine.writing import Index as EngineIndex
 
 # A commit calls check_cancel every this many documents added.
@@ -231,7 +224,7 @@ class WhooshIndex:
         return files
 
     def commit(
-        self, plan: Plan, *, clear: bool, parallel: bool, check_cancel: Callable[[], None]
+        self, plan: CommitPlan, *, clear: bool, parallel: bool, check_cancel: Callable[[], None]
     ) -> None:
         cpus = os.cpu_count() or 1
         codec = TroveCodec()
@@ -256,7 +249,7 @@ class WhooshIndex:
             raise
 
     def _write(
-        self, writer: Any, plan: Plan, clear: bool, check_cancel: Callable[[], None]
+        self, writer: Any, plan: CommitPlan, clear: bool, check_cancel: Callable[[], None]
     ) -> None:
         # File records to replace: only files that have one now.
         old_records = plan.file_records.keys() & plan.indexed_files
@@ -335,18 +328,17 @@ class WhooshEngine:
     """Whoosh 2.7.4 (the embedded default)."""
 
     name = "whoosh"
+    keeps_index = True
 
     def open(self, path: Path, fields: Collection[Field], scored: bool) -> WhooshIndex:
         return WhooshIndex(open_index(path, fields), scored)
 
-    def reader(
-        self, open_index: Callable[[], EngineIndex | None], current: Callable[[], bool]
-    ) -> WhooshReader:
+    def reader(self, target: ReadTarget) -> WhooshReader:
         def native() -> Any:
-            index = open_index()
+            index: EngineIndex | None = target.open_index()
             return None if index is None else index.native
 
-        return WhooshReader(native, current)
+        return WhooshReader(native, target.current)
 
     def create(self, path: Path, fields: Collection[Field], scored: bool) -> WhooshIndex:
         return WhooshIndex(create_index(path, fields), scored)

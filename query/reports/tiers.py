@@ -13,19 +13,22 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from typing import Any, Protocol
 
 from indexer.engine.base import Segment
 from indexer.engine.lexicon import Lexicon
-from query.forgiving import closest, family, is_cjk
+from query.forgiving import MAX_CANDIDATES, closest, family, is_cjk
+from query.indexes import PerSegment
+from query.neighbours import Neighbours, closest_near, first_holder, of_lexicons
 
 K1 = 1.2
 B = 0.75
 
 
 class TierSegment(Protocol):
-    """What the tiers need of a segment of the reports index (query/reports.py's)."""
+    """What the tiers need of a segment of the reports index (query/reports/counting.py's)."""
 
     segment: Segment
     deleted: frozenset[int]
@@ -179,11 +182,46 @@ def words_by_length(segments: Sequence[TierSegment]) -> dict[int, list[str]]:
     return {n: list(terms) for n, terms in by_length.items()}
 
 
-def corrections(by_length: dict[int, list[str]], unknown: list[str]) -> dict[str, list[str]]:
-    """For each unknown word, the closest indexed words (best first; none for some)."""
-    return {
-        w: closest(
-            w, chain.from_iterable(by_length.get(n, ()) for n in range(len(w) - 2, len(w) + 3))
-        )
-        for w in unknown
-    }
+def neighbours(memo: dict[str, Any], segments: Sequence[TierSegment]) -> list[Neighbours]:
+    """Each segment's Neighbours (query/neighbours.py), made on first use and kept in
+    ``memo`` (a QueryContext's) while the segment lives."""
+    kept: PerSegment[Neighbours] = memo.setdefault("reports.neighbours", PerSegment())
+    return of_lexicons(kept, [(s.segment.id, s.lexicon()) for s in segments])
+
+
+def corrections(
+    by_length: dict[int, list[str]],
+    unknown: list[str],
+    near: Sequence[Neighbours] | None = None,
+) -> dict[str, list[str]]:
+    """For each unknown word, the closest indexed words (best first; none for some): by
+    scanning ``by_length``, or the same words from ``near``, the Neighbours of the
+    segments ``by_length`` was made from, in their order (query/neighbours.py)."""
+    if near is None:
+        return {w: closest(w, _window(by_length, w)) for w in unknown}
+    first = first_holder(near)
+
+    def order(term: str) -> tuple[int, int, str]:  # the order of ``_window``
+        return len(term), first(term), term
+
+    return {w: closest_near(w, near, order, partial(_last_kept, by_length, w)) for w in unknown}
+
+
+def _window(by_length: dict[int, list[str]], word: str) -> Iterator[str]:
+    """The words a typo is compared with: those of 2 letters fewer to 2 more."""
+    n = len(word)
+    return chain.from_iterable(by_length.get(m, ()) for m in range(n - 2, n + 3))
+
+
+def _last_kept(by_length: dict[int, list[str]], word: str) -> str | None:
+    """The last word of ``_window`` that ``closest`` keeps in its pool, which ends at
+    MAX_CANDIDATES words other than the word itself (None: it keeps them all)."""
+    left = MAX_CANDIDATES
+    n = len(word)
+    for m in range(n - 2, n + 3):
+        terms = by_length.get(m, [])
+        skip = terms.index(word) if m == n and word in terms else len(terms)
+        if left <= len(terms) - (skip < len(terms)):
+            return terms[left - 1 if left - 1 < skip else left]
+        left -= len(terms) - (skip < len(terms))
+    return None

@@ -1,0 +1,35 @@
+"""What goes wrong with an index folder, as the store (indexer/store.py) and everything
+that reads or writes an index say it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class StoreError(Exception):
+    """The index folder cannot be used."""
+
+
+class ForeignIndexError(StoreError):
+    """The index path holds something that is not a trove index; trove will not touch it."""
+
+
+def unusable_index_folder(path: Path, exc: OSError) -> StoreError:
+    """The error for an index folder that cannot be made or written."""
+    return StoreError(
+        f"cannot use the index folder {path}: {exc.strerror or exc}; "
+        "set [index] dir to a folder trove may write"
+    )
+
+
+class WriteFault(StoreError):
+    """A commit the index folder could not take (a full disk, a read-only folder, ...): the
+    index is at its last commit, its partial files gone. The changes stay to be retried."""
+
+
+class IndexLockedError(StoreError):
+    """Another writer held the index for longer than we were willing to wait."""
+
+
+class Interrupted(StoreError):
+    """The work was abandoned on request (a stopping daemon); nothing was committed."""

@@ -1,0 +1,103 @@
+"""Changes a commit could not take (a full disk, a read-only index folder), kept per
+collection and retried with backoff until they land: nothing the watcher saw is lost
+to a write fault, and status says what is pending and why."""
+
+from __future__ import annotations
+
+import errno
+import time
+from dataclasses import dataclass, field
+
+# Held changes are retried after this long, doubling up to the cap: they land within
+# RETRY_MAX_S of the fault clearing.
+RETRY_FIRST_S = 0.25
+RETRY_MAX_S = 2.0
+
+
+@dataclass
+class _Held:
+    """A collection's changes that a commit could not take."""
+
+    since: float
+    rels: set[str] | None = field(default_factory=set)  # None: reconcile it all
+    what: str = ""
+    attempts: int = 0
+    due: float = 0.0
+
+
+_FAULT_KINDS = {
+    errno.ENOSPC: "disk full",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "index folder read-only",
+    errno.EACCES: "index folder not writable",
+    errno.EPERM: "index folder not writable",
+    errno.EIO: "I/O error on the index folder",
+}
+
+
+def fault_kind(exc: BaseException) -> str:
+    """The kind of write fault behind an exception, in words."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in _FAULT_KINDS:
+            return _FAULT_KINDS[seen.errno]
+        seen = seen.__cause__ or getattr(seen, "cause", None)
+    return "cannot write the index"
+
+
+class HeldChanges:
+    """Per collection, its held changes (``rels`` None: reconcile it all)."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, _Held] = {}
+
+    def hold(self, name: str, rels: set[str] | None, exc: BaseException) -> bool:
+        """Keep ``rels`` (None: the whole collection) and set the next retry; True the
+        first time the collection holds changes."""
+        held = self._held.get(name)
+        first = held is None
+        if held is None:
+            held = self._held[name] = _Held(since=time.time())
+        if rels is None:
+            held.rels = None
+        elif held.rels is not None:
+            held.rels |= rels
+        held.what = fault_kind(exc)
+        held.attempts += 1
+        held.due = time.monotonic() + min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (held.attempts - 1))
+        return first
+
+    def due(self) -> list[tuple[str, set[str] | None]]:
+        """The collections whose retry is due, with their changes."""
+        now = time.monotonic()
+        return [
+            (name, None if h.rels is None else set(h.rels))
+            for name, h in list(self._held.items())
+            if now >= h.due
+        ]
+
+    def landed(self, name: str) -> float:
+        """Forget the collection's held changes (they landed); when they were first held."""
+        return self._held.pop(name).since
+
+    def count(self) -> int:
+        """How many changes are held (a whole collection counts one)."""
+        return sum(len(h.rels) if h.rels is not None else 1 for h in list(self._held.values()))
+
+    def line(self) -> str:
+        """What status shows while changes are held: "disk full: 12 changes pending since
+        10:51" (one part per kind of fault); empty when none are."""
+        if not self._held:
+            return ""
+        parts = []
+        for what in dict.fromkeys(h.what for h in self._held.values()):
+            helds = [h for h in self._held.values() if h.what == what]
+            since = time.strftime("%H:%M", time.localtime(min(h.since for h in helds)))
+            if any(h.rels is None for h in helds):
+                count = "changes"
+            else:
+                n = sum(len(h.rels or ()) for h in helds)
+                count = f"{n} change{'s' if n != 1 else ''}"
+            names = ", ".join(n for n, h in self._held.items() if h.what == what)
+            parts.append(f"{what}: {count} pending since {since} ({names})")
+        return "; ".join(parts)

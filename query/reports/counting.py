@@ -1,0 +1,492 @@
+"""Counting a query's occurrences in each report of one segment, from the index: the
+postings of its tokens, the texts the index keeps, or the fragment tops, whichever costs
+less (query/count_plan.py holds the plan and the cost estimates it chooses by)."""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, compress, repeat
+from operator import contains, mul
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from indexer.engine.base import BytesColumn, Segment, Snapshot, joined_values
+from indexer.engine.fragments import FRAGMENTS
+from indexer.engine.lexicon import Lexicon
+from indexer.engine.postings import token_hash
+from indexer.sources.reports import TOKEN_PATTERN
+from query.count_plan import DEFAULT_COSTS, CountCosts, CountPlan
+from query.reports import text_count
+
+_TOKEN = re.compile(TOKEN_PATTERN)
+
+
+def cost_us(
+    lex: Lexicon,
+    ks: list[int],
+    per_posting: float,
+    per_term: float,
+    docs: int | None = None,
+    block: int = 1 << 62,
+) -> float:
+    """About how long reading the postings of these terms takes, in blocks (of ``block``
+    postings) that may hold one of ``docs`` documents if given."""
+    most = block * docs if docs is not None else 1 << 62
+    return sum(per_term + min(lex.doc_counts[k], most) * per_posting for k in ks)
+
+
+class ReportSegment:
+    """One segment of the reports index: counts occurrences in its documents."""
+
+    def __init__(
+        self, segment: Segment, plan: CountPlan = "cost", costs: CountCosts = DEFAULT_COSTS
+    ) -> None:
+        self.segment = segment
+        self.deleted = segment.deleted
+        self.plan = plan
+        self.costs = costs
+
+    def _postings_us(
+        self,
+        ks: list[int],
+        docs: int | None = None,
+        per_posting: float | None = None,
+        per_term: float | None = None,
+    ) -> float:
+        """cost_us of these terms of the content field, by this search's estimates."""
+        c = self.costs
+        return cost_us(
+            self.lexicon(),
+            ks,
+            c.posting_us if per_posting is None else per_posting,
+            c.term_us if per_term is None else per_term,
+            docs,
+            self.segment.block_size,
+        )
+
+    def lexicon(self, fieldname: str = "content") -> Lexicon:
+        return self.segment.lexicon(fieldname)
+
+    def day_ranks(self) -> Sequence[int]:
+        """Per document: its date's ordinal; 0 if undated (ranks last)."""
+        return self.segment.int_column("day")
+
+    def postings(
+        self, k: int, within: Sequence[int] | None
+    ) -> Iterator[tuple[Iterator[int], Iterable[float], Any]]:
+        """(docnums, frequencies, NextTokens values) of each block of the content term
+        k's postings that may hold one of ``within`` (all if None)."""
+        return self.segment.blocks("content", k, within)
+
+    def command_docs(self, command: str) -> list[int]:
+        found = self.lexicon("command").equal_to(command)
+        blocks = (self.segment.blocks("command", k) for k in found)
+        return sorted(chain.from_iterable(ids for block in blocks for ids, _, _ in block))
+
+    # ---- counting
+
+    def occurrences(
+        self, lowered: str, command: str | None, top: int | None = None
+    ) -> dict[int, float]:
+        """{docnum: occurrences of ``lowered`` in the document's lower-cased text}, for
+        every document that holds it; with ``top``, documents that cannot be among the
+        ``top`` best (most occurrences, newest) may be left out."""
+        within = None if command is None else self.command_docs(command)
+        if within == []:
+            return {}
+        spans = [m.span() for m in _TOKEN.finditer(lowered)]
+        inside = len(spans) == 1 and spans[0] == (0, len(lowered))
+        if inside and top is not None and self.plan == "cost":
+            found = self._from_tops(lowered.encode("utf-8"), within, top)
+            if found is not None:
+                return found
+        if self.plan == "texts":
+            return self._count_texts(lowered.encode("utf-8"), within, top)
+        if inside:
+            lex = self.lexicon()
+            near = None if within is None else len(within)
+            holding = lex.containing(lowered)
+            dense = sum(map(lex.doc_counts.__getitem__, holding)) > self.costs.dense_postings
+            cost = (
+                self._postings_us(holding, near, self.costs.dense_us, self.costs.dense_term_us)
+                if dense
+                else self._postings_us(holding, near, self.costs.inside_us)
+            )
+            if self._texts_cheaper(cost, within):
+                return self._count_texts(lowered.encode("utf-8"), within, top)
+            if dense:
+                return self._kept(self._count_inside_dense(lowered, holding, within), within, top)
+            counts = self._count_inside(lowered, holding, within)
+            if within is not None:
+                wanted = set(within)
+                counts = {d: c for d, c in counts.items() if d in wanted}
+            if self.deleted:
+                for d in self.deleted.intersection(counts):
+                    del counts[d]
+            return counts
+        choices = self._choices(lowered, spans)
+        if not choices:
+            return {}  # a token no term can be: the query is in no document
+        docs = None if within is None else set(within) - self.deleted
+        return self._count_across(lowered, choices, docs, top, within)
+
+    def _from_tops(
+        self, needle: bytes, within: list[int] | None, top: int
+    ) -> dict[int, float] | None:
+        """{docnum: occurrences} of the ``top`` documents (of ``within``; None: all) that
+        hold ``needle`` most, from the segment's fragment tops: None where it keeps none
+        for ``needle``, or too few of them are still live and of ``within``."""
+        if needle not in FRAGMENTS:  # (before the segment's tops are read in)
+            return None
+        tops = self.segment.fragment_tops()
+        best = None if tops is None else tops.best(needle)
+        if best is None:
+            return None
+        wanted = None if within is None else set(within)
+        found: dict[int, float] = {}
+        for d, n in zip(best.docs.tolist(), best.counts.tolist(), strict=True):
+            if d not in self.deleted and (wanted is None or d in wanted):
+                found[d] = float(n)
+                if len(found) == top:
+                    return found
+        return found if best.complete else None
+
+    def _live(self, within: list[int] | None) -> int:
+        """How many documents a search in ``within`` (None: all) may count in."""
+        if within is None:
+            return self.segment.doc_count_all - len(self.deleted)
+        return len(within)
+
+    def _texts_cheaper(self, postings_us: float, within: list[int] | None) -> bool:
+        """Whether counting in the texts of the live documents of ``within`` (None: all)
+        costs less than ``postings_us``, the work the postings would take (under the
+        plan "cost"; "postings" never counts in every text)."""
+        if self.plan != "cost":
+            return self.plan == "texts"
+        live = self._live(within)
+        if postings_us < live * self.costs.scan_floor_us:  # (spares adding up the texts' sizes)
+            return False
+        if within is not None and len(within) * self.costs.text_share < self.segment.doc_count_all:
+            return len(within) * self.costs.text_us < postings_us
+        return self._every_text_us() < postings_us
+
+    def _every_text_us(self) -> float:
+        """About what counting in every text of the segment costs."""
+        return self.segment.bytes_column("text").total() * self.costs.scan_ns / 1000
+
+    def _count_texts(
+        self, needle: bytes, within: list[int] | None, top: int | None
+    ) -> dict[int, float]:
+        """{docnum: occurrences of ``needle``} counted in the lower-cased texts the index
+        keeps (as ``bytes.count`` counts), for the live documents of ``within`` (None:
+        all). With ``top``, only the documents with at least the ``top``-th highest count
+        (the others cannot be among the best)."""
+        texts = self.segment.bytes_column("text")
+        n = self.segment.doc_count_all
+        if within is not None and len(within) * self.costs.text_share < n:
+            return self._count_some_texts(texts, needle, within, top)
+        return self._kept(text_count.counts_in_column(texts, n, needle), within, top)
+
+    def _kept(
+        self, counts: npt.NDArray[Any], within: list[int] | None, top: int | None
+    ) -> dict[int, float]:
+        """{docnum: count} of the documents with a count, live and of ``within`` (None:
+        all); with ``top``, only those with at least the ``top``-th highest count."""
+        if within is not None:
+            outside = np.ones(len(counts), dtype=bool)
+            outside[within] = False
+            counts[outside] = 0
+        if self.deleted:
+            counts[list(self.deleted)] = 0
+        docs = np.flatnonzero(counts)
+        if top is not None and len(docs) > top:
+            least = np.partition(counts[docs], len(docs) - top)[len(docs) - top]
+            docs = docs[counts[docs] >= least]
+        return dict(zip(docs.tolist(), counts[docs].astype(float).tolist(), strict=True))
+
+    def _count_some_texts(
+        self, texts: BytesColumn, needle: bytes, docs: list[int], top: int | None
+    ) -> dict[int, float]:
+        """_count_texts in a few documents, one at a time: a run of documents none of
+        which is long enough to hold as many occurrences as the ``top``-th best so far
+        is not read."""
+        if self.deleted:
+            docs = [d for d in docs if d not in self.deleted]
+        counts: dict[int, float] = {}
+        best: list[int] = []  # a heap of the top counts so far
+        width = len(needle)
+        for a in range(0, len(docs), self.costs.text_run):
+            run = docs[a : a + self.costs.text_run]
+            if (
+                top is not None
+                and len(best) >= top
+                and max(map(texts.size, run)) // width < best[0]
+            ):
+                continue
+            found = list(map(bytes.count, map(texts.value, run), repeat(needle)))
+            counts.update((d, float(n)) for d, n in zip(run, found, strict=True) if n)
+            if top is not None:
+                for n in found:
+                    if n and (len(best) < top or n > best[0]):
+                        heapq.heappush(best, n)
+                        if len(best) > top:
+                            heapq.heappop(best)
+        return counts
+
+    def _choices(self, lowered: str, spans: list[tuple[int, int]]) -> list[list[int]]:
+        """Per token of a query of several: the terms it can be (the first must end a
+        term, the last start one, the others equal one); [] if one can be none."""
+        lex = self.lexicon()
+        choices: list[list[int]] = []
+        for a, b in spans:
+            token = lowered[a:b]
+            if a == 0:
+                choices.append(lex.ending_with(token))
+            elif b == len(lowered):
+                choices.append(lex.starting_with(token))
+            else:
+                choices.append(lex.equal_to(token))
+            if not choices[-1]:
+                return []
+        return choices
+
+    def all_words(self, words: list[str], command: str | None) -> dict[int, float]:
+        """{docnum: occurrences of all words} for the documents that hold every word."""
+        total: dict[int, float] | None = None
+        for word in words:
+            counts = self.occurrences(word, command)
+            if total is None:
+                total = counts
+            else:
+                total = {d: c + counts[d] for d, c in total.items() if d in counts}
+            if not total:
+                return {}
+        return total or {}
+
+    def _count_inside(
+        self, s: str, holding: list[int], within: list[int] | None
+    ) -> dict[int, float]:
+        """Occurrences of ``s`` that lie inside one token: (times in the token) x (the
+        token's frequency in the document), summed over the tokens that hold ``s``
+        (``holding``)."""
+        lex = self.lexicon()
+        acc: dict[int, float] = {}
+        for k in holding:
+            times = float(lex.term(k).count(s))
+            part: dict[int, float] = {}
+            for ids, weights, _ in self.postings(k, within):
+                part.update(zip(ids, weights if times == 1.0 else map(mul, weights, repeat(times))))
+            acc = add_counts(acc, part)
+        return acc
+
+    def _count_inside_dense(
+        self, s: str, holding: list[int], within: list[int] | None
+    ) -> npt.NDArray[np.float64]:
+        """_count_inside for terms of many postings, per document in an array (adding up
+        dicts of tens of thousands of documents costs more than reading the postings)."""
+        lex = self.lexicon()
+        acc = np.zeros(self.segment.doc_count_all, dtype=np.float64)
+        for k in holding:
+            times = float(lex.term(k).count(s))
+            for ids, weights, _ in self.postings(k, within):
+                where = np.fromiter(ids, dtype=np.intp)  # a term's documents are distinct
+                if isinstance(weights, repeat):  # every posting's weight is the same
+                    acc[where] += next(weights) * times
+                else:
+                    acc[where] += np.asarray(weights, dtype=np.float64)[: len(where)] * times
+        return acc
+
+    def _count_across(
+        self,
+        lowered: str,
+        choices: list[list[int]],
+        docs: set[int] | None,
+        top: int | None,
+        within: list[int] | None,
+    ) -> dict[int, float]:
+        """Occurrences of a query of several tokens (``choices``: the terms each can be),
+        in the live documents ``docs`` (None: all; ``within``: the search's documents):
+        the postings of its tokens find where it can be (where each is followed by the
+        next), the texts count it. Where even the cheapest token's postings, or counting
+        in the documents that they leave, would cost more than counting in every text
+        (common words: most documents), every text is counted instead."""
+        lex = self.lexicon()
+        # follows[i]: the hashes of the terms token i + 1 can be, looked for in the
+        # postings of token i (not when there are too many: a last token cut short).
+        follows: list[list[bytes] | None] = [
+            [token_hash(lex.term(k)) for k in after]
+            if len(after) <= self.costs.follow_max
+            else None
+            for after in choices[1:]
+        ] + [None]
+        # Read the tokens' postings, cheapest first (a token that says what follows it
+        # narrows the most: it counts as cheaper), each in the blocks that may hold the
+        # documents left. Once reading the rest would cost more than counting in the
+        # documents left, count in those. Wanting the top only, first try to settle it
+        # in as many texts as reading the rest would cost: often the bounds the tokens
+        # read give are tight enough, and the rest need not be read.
+        costs = [
+            self._postings_us(ks) / (self.costs.follow_gain if follows[i] else 1)
+            for i, ks in enumerate(choices)
+        ]
+        order = sorted(range(len(choices)), key=costs.__getitem__)
+        needle = lowered.encode("utf-8")
+        if self._texts_cheaper(costs[order[0]] * self.costs.follow_gain, within):
+            return self._count_texts(needle, within, top)
+        read: list[dict[int, float]] = []  # per token read, {docnum: frequency}
+        known: dict[int, int] = {}  # docnum: occurrences, for the texts counted so far
+        for step, i in enumerate(order):
+            if docs is not None:
+                rest = sum(self._postings_us(choices[j], len(docs)) for j in order[step:])
+                if rest > len(docs) * self.costs.text_us:
+                    break
+                # Trying costs ordering the documents left, and then at least the top.
+                budget = int((rest - len(docs) * self.costs.bound_us) / self.costs.text_us)
+                if top is not None and read and budget >= top:
+                    done = self._count_best(read, docs, needle, top, known, budget)
+                    if done is not None:
+                        return done
+            most = None
+            if step == 0 and docs is None and self.plan == "cost" and self.costs.text_us:
+                # Past this many documents left, every text is counted (below): reading
+                # on is in vain once the postings searched so far say it will leave more.
+                most = int(
+                    max(self._live(None) * self.costs.scan_floor_us, self._every_text_us())
+                    / self.costs.text_us
+                )
+            freqs = self._read_token(choices[i], docs, follows[i], most)
+            if freqs is None:
+                return self._count_texts(needle, within, top)
+            read.append(freqs)
+            docs = freqs.keys() - self.deleted if docs is None else docs.intersection(freqs)
+            if not docs:
+                return {}
+            if step == 0 and self._texts_cheaper(len(docs) * self.costs.text_us, within):
+                return self._count_texts(needle, sorted(docs), top)
+        assert docs is not None
+        if top is not None and read:
+            done = self._count_best(read, docs, needle, top, known)
+            assert done is not None
+            return done
+        texts = self.segment.bytes_column("text")
+        counts = ((d, texts.value(d).count(needle)) for d in docs)
+        return {d: float(n) for d, n in counts if n}
+
+    def _read_token(
+        self,
+        ks: list[int],
+        docs: set[int] | None,
+        follows: list[bytes] | None,
+        most: int | None = None,
+    ) -> dict[int, float] | None:
+        """{docnum: summed frequency} of terms ``ks``, in the blocks that may hold one of
+        ``docs``; given ``follows``, only where a term is followed by one of those tokens
+        (see NextTokens), and only such terms counted, until most postings turn out to
+        be followed: then all the documents of the rest (more candidates, never fewer).
+        Given ``most``, None as soon as the postings searched (self.costs.follow_sample at least)
+        say that more documents than that would be left."""
+        within = None if docs is None else sorted(docs)
+        postings = sum(map(self.lexicon().doc_counts.__getitem__, ks)) if most is not None else 0
+        if follows is not None and len(follows) > 1:
+            search = re.compile(b"|".join(map(re.escape, follows))).search
+        acc: dict[int, float] = {}
+        tested = passed = 0  # postings searched for what follows, and found followed
+        for k in ks:
+            part: dict[int, float] = {}
+            for ids, weights, values in self.postings(k, within):
+                if follows is None or (
+                    tested >= self.costs.follow_sample and passed > tested * self.costs.follow_keep
+                ):  # (where most are followed, searching each costs more than it saves)
+                    part.update(zip(ids, weights))
+                    continue
+                # In C: the block's hashes searched at once (mostly in vain), then each
+                # posting's.
+                block = joined_values(values)
+                tested += len(values)
+                if len(follows) == 1:
+                    if follows[0] in block:
+                        tests = list(map(contains, values, repeat(follows[0])))
+                        passed += sum(tests)
+                        part.update(compress(zip(ids, weights), tests))
+                elif search(block):
+                    tests = list(map(bool, map(search, values)))
+                    passed += sum(tests)
+                    part.update(compress(zip(ids, weights), tests))
+                if (
+                    most is not None
+                    and tested >= self.costs.follow_sample
+                    and passed * postings > most * tested
+                ):
+                    return None
+            acc = add_counts(acc, part)
+        return acc
+
+    def _count_best(
+        self,
+        read: list[dict[int, float]],
+        docs: set[int],
+        needle: bytes,
+        top: int,
+        known: dict[int, int],
+        budget: int | None = None,
+    ) -> dict[int, float] | None:
+        """The counts of the ``top`` best documents (at least), counted in order of how
+        often each holds its rarest token read (more occurrences it cannot have), newest
+        first, until no document left can be among the best.
+
+        The texts counted go into ``known``, and those already there are not counted
+        again. Given a ``budget``, None as soon as more than that many texts would have
+        to be counted."""
+        order = list(docs)
+        bounds = list(map(read[0].__getitem__, order))
+        for freqs in read[1:]:
+            bounds = list(map(min, bounds, map(freqs.__getitem__, order)))
+        by_bound: dict[float, list[int]] = {}
+        for d, bound in zip(order, bounds, strict=True):
+            if (group := by_bound.get(bound)) is None:
+                by_bound[bound] = [d]
+            else:
+                group.append(d)
+        texts = self.segment.bytes_column("text")
+        ranks = self.day_ranks()
+        counts: dict[int, float] = {}
+        best: list[tuple[float, int]] = []  # a heap of the top (count, day rank) so far
+        for most in sorted(by_bound, reverse=True):
+            if len(best) == top and most < best[0][0]:
+                break  # these, and all that hold their rarest token less, rank below
+            for d in sorted(by_bound[most], key=ranks.__getitem__, reverse=True):
+                if len(best) == top and (most, ranks[d]) < best[0]:
+                    break
+                if (n := known.get(d)) is None:
+                    if budget is not None:
+                        if budget <= 0:
+                            return None
+                        budget -= 1
+                    n = known[d] = texts.value(d).count(needle)
+                if n:
+                    counts[d] = float(n)
+                    heapq.heappush(best, (n, ranks[d]))
+                    if len(best) > top:
+                        heapq.heappop(best)
+        return counts
+
+
+def add_counts(acc: dict[int, float], part: dict[int, float]) -> dict[int, float]:
+    """``acc`` and ``part`` added key by key, in whichever of the two is larger (the
+    first term's postings are not copied)."""
+    if len(acc) < len(part):
+        acc, part = part, acc
+    for d in acc.keys() & part.keys():
+        part[d] += acc[d]
+    acc.update(part)
+    return acc
+
+
+def segments_of(
+    snapshot: Snapshot, plan: CountPlan = "cost", costs: CountCosts = DEFAULT_COSTS
+) -> list[ReportSegment]:
+    return [ReportSegment(segment, plan, costs) for segment, _base in snapshot.segments()]
