@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from indexer.config import Settings
 from query.count_plan import DEFAULT_COSTS, CountCosts, CountPlan
 from query.freshness import WatcherView
 from query.indexes import Indexes
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -32,6 +35,14 @@ class QueryContext:
     @classmethod
     def from_settings(cls, settings: Settings, engine: str = "whoosh") -> QueryContext:
         return cls(settings, Indexes(settings, engine))
+
+    def kept(self, key: str, make: Callable[[], T]) -> T:
+        """The memo's value under ``key``, made by ``make`` the first time it is asked for
+        (two threads that race keep the first one stored)."""
+        value: T | None = self.memo.get(key)
+        if value is None:
+            value = self.memo.setdefault(key, make())
+        return value
 
     def close(self) -> None:
         self.indexes.close()

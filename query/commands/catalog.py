@@ -136,10 +136,7 @@ def _report_map(snapshot: Snapshot) -> ReportMap:
 
 
 def commands_cache(ctx: QueryContext) -> CommandsCache:
-    memo = ctx.memo.get("commands")
-    if memo is None:
-        memo = ctx.memo.setdefault("commands", CommandsCache())
-    return memo
+    return ctx.kept("commands", CommandsCache)
 
 
 def commands_root(ctx: QueryContext) -> Path:

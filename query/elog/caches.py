@@ -57,10 +57,7 @@ class ElogCache:
 
 def elog_cache(ctx: QueryContext) -> ElogCache:
     """The process's ELOG cache, kept on the context's memo."""
-    cache = ctx.memo.get("elog")
-    if cache is None:
-        cache = ctx.memo.setdefault("elog", ElogCache())
-    return cache
+    return ctx.kept("elog", ElogCache)
 
 
 class PostingCache:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from query.workspace import limits
 from query.workspace.cache import Doc, SegmentCache
-from query.workspace.lines import Line
+from query.workspace.lines import Line, ShownOrder
 from query.workspace.view import View
 
 
@@ -34,21 +34,12 @@ def newest_first(found: Iterable[tuple[SegmentCache, Doc]]) -> list[tuple[Segmen
 
 
 def pick(lines: list[Line], k: int) -> list[Line]:
-    """The first k of the shown order of lines given best first: each conversation's
-    first LINES_PER_CONVERSATION lines, best first; then the other lines, best first.
-    The order does not depend on k, so a page continues the one before exactly."""
-    taken: list[Line] = []
-    spare: list[Line] = []
-    per: Counter[tuple[str, str]] = Counter()
+    """The first k of the shown order (lines.ShownOrder) of lines given best first."""
+    order = ShownOrder(k)
     for ln in lines:
-        if per[ln.doc.conv] < limits.LINES_PER_CONVERSATION:
-            per[ln.doc.conv] += 1
-            taken.append(ln)
-            if len(taken) == k:
-                return taken
-        elif len(spare) < k:
-            spare.append(ln)
-    return taken + spare[: k - len(taken)]
+        if order.add(ln):
+            break
+    return order.lines()
 
 
 def fills(lines: list[Line], k: int) -> bool:

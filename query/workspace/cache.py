@@ -112,7 +112,4 @@ def read_text(root: Path, rel: str, max_bytes: int) -> str | None:
 
 
 def cache_of(ctx: QueryContext) -> WorkspaceCache:
-    memo = ctx.memo.get("workspace")
-    if memo is None:
-        memo = ctx.memo.setdefault("workspace", WorkspaceCache())
-    return memo
+    return ctx.kept("workspace", WorkspaceCache)

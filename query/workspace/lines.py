@@ -64,14 +64,11 @@ class Matcher:
 
         Looks for lines score by score, best first, and stops as soon as it has k.
         """
-        taken: list[Line] = []
-        spare: list[Line] = []
+        order = ShownOrder(k)
         seen: set[tuple[str, int]] = set()
-        per: Counter[tuple[str, str]] = Counter()
         rank = 0
         for score, rx in self.levels:
             for doc, lowered in docs:
-                conv = doc.conv
                 line_no, counted_to = 1, 0
                 for m in rx.finditer(lowered):
                     start = lowered.rfind("\n", 0, m.start()) + 1
@@ -84,14 +81,9 @@ class Matcher:
                     line = lowered[start : end if end >= 0 else len(lowered)]
                     found = Line(doc, line_no, score, line, m.start() - start, self.length, rank)
                     rank += 1
-                    if per[conv] < limits.LINES_PER_CONVERSATION:
-                        per[conv] += 1
-                        taken.append(found)
-                        if len(taken) == k:
-                            return taken
-                    elif len(spare) < k:
-                        spare.append(found)
-        return taken + spare[: k - len(taken)]
+                    if order.add(found):
+                        return order.lines()
+        return order.lines()
 
 
 def excerpt(line: str, col: int, length: int) -> str:
@@ -142,3 +134,30 @@ class LineCounter:
         self.number += self.lowered.count("\n", self.counted_to, start)
         self.counted_to = start
         return self.number, start
+
+
+class ShownOrder:
+    """The first k lines of lines given best first, in the shown order: each conversation's
+    first LINES_PER_CONVERSATION lines, best first; then the other lines, best first. The
+    order does not depend on k, so a page continues the one before exactly."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.taken: list[Line] = []
+        self.spare: list[Line] = []
+        self.per: Counter[tuple[str, str]] = Counter()
+
+    def add(self, line: Line) -> bool:
+        """Takes the next line; True once the first k are known (no later line can come
+        before them)."""
+        conv = line.doc.conv
+        if self.per[conv] < limits.LINES_PER_CONVERSATION:
+            self.per[conv] += 1
+            self.taken.append(line)
+            return len(self.taken) == self.k
+        if len(self.spare) < self.k:
+            self.spare.append(line)
+        return False
+
+    def lines(self) -> list[Line]:
+        return self.taken + self.spare[: self.k - len(self.taken)]
