@@ -150,3 +150,20 @@ def test_mountinfo_bytes_that_are_not_utf8_still_name_their_mount(
     monkeypatch.setattr(mounts, "MOUNTINFO", str(info))
     mount = filesystem_of(Path(os.fsdecode(b"/mnt/caf\xe9/reports")))
     assert mount is not None and mount.fstype == "cifs"
+
+
+@pytest.mark.parametrize(
+    "point",
+    [
+        "/mnt/no\xa0break",  # white space to str.split(), written as is by the kernel
+        "/mnt/line\u2028separator",  # line ends to str.splitlines(), written as is too
+        "/mnt/next\x85line",
+        "/mnt/trailing\\040",  # a space at the end, escaped
+    ],
+)
+def test_a_mount_point_is_read_whole_whatever_unescaped_characters_it_holds(point: str) -> None:
+    text = MOUNTINFO + f"\n81 22 0:9 / {point} rw - nfs nas:/x rw\n" + LINES[3]
+    path = point.replace("\\040", " ")
+    assert mounts.parse_mountinfo(text)[-2] == Mount(path, "nfs", "nas:/x")
+    mount = filesystem_of(Path(path + "/reports"), text)
+    assert mount is not None and mount.mount_point == path
