@@ -160,3 +160,15 @@ def test_filled_whole_holds_every_line_uncut() -> None:
     assert answer.content == text
     assert (answer.start_line, answer.end_line, answer.total_lines) == (1, 3, 3)
     assert (answer.next_offset, answer.note) == (None, None)
+
+
+def test_an_unfilled_answer_holds_no_lines_from_its_offset() -> None:
+    assert parts.unfilled(7) == {
+        "content": "",
+        "start_line": 7,
+        "end_line": 6,
+        "total_lines": 0,
+        "next_offset": None,
+    }
+    answer = _Doc(**parts.unfilled(1))
+    assert parts.filled(answer, "a\nb\n", 1, None).content == "a\nb\n"
