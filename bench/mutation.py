@@ -53,6 +53,7 @@ TESTS = {
     "query/elog/threads.py": ["tests/test_elog_search.py"],
     "query/args.py": ["tests/test_args.py", "tests/test_cli_query.py"],
     "query/paging.py": ["tests/test_paging.py"],
+    "query/tools.py": ["tests/test_tools.py"],
     "query/budget.py": ["tests/test_budget.py"],
     "query/parts.py": ["tests/test_parts.py"],
     "query/citations.py": ["tests/test_citations.py"],
@@ -154,17 +155,22 @@ def run(module: str, jobs: int, show: bool) -> dict[str, int]:
     mutmut(work, "export-cicd-stats")
     stats: dict[str, int] = json.loads((work / "mutants" / "mutmut-cicd-stats.json").read_text())
     results = mutmut(work, "results").stdout
-    survivors = [line.split(":")[0].strip() for line in results.splitlines() if "survived" in line]
-    tested = stats["total"] - stats["skipped"] - stats["no_tests"]
+    # A mutant no test of the selection reaches is no better than one that survived.
+    survivors = [
+        (name.strip(), status.strip())
+        for name, _, status in (line.rpartition(":") for line in results.splitlines())
+        if status.strip() in ("survived", "no tests")
+    ]
+    tried = stats["total"] - stats["skipped"]
     score = stats["killed"] + stats["timeout"]
     print(
-        f"{module}: {score}/{tested} killed ({100 * score / max(tested, 1):.1f}%), "
-        f"{stats['survived']} survived, {stats['timeout']} timed out, "
-        f"{stats['no_tests']} without tests, of {stats['total']} mutants",
+        f"{module}: {score}/{tried} killed ({100 * score / max(tried, 1):.1f}%), "
+        f"{stats['survived']} survived, {stats['no_tests']} without tests, "
+        f"{stats['timeout']} timed out (counted killed), of {stats['total']} mutants",
         flush=True,
     )
-    for name in survivors:
-        print(f"  survived: {name}")
+    for name, status in survivors:
+        print(f"  {status}: {name}")
         if show:
             diff = mutmut(work, "show", name).stdout
             for line in diff.splitlines():
