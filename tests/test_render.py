@@ -3,6 +3,8 @@ that use it are tested in test_site.py)."""
 
 from __future__ import annotations
 
+import re
+
 from markupsafe import Markup
 
 from query.site import render
@@ -146,3 +148,44 @@ def test_the_block_after_a_one_token_block_gets_its_anchors_before_it() -> None:
         '<a id="L1"></a><a id="L2"></a><a id="L3"></a><pre><code>x\n</code></pre>\n'
         '<a id="L4"></a><h1>H</h1>\n'
     )
+
+
+NESTED = """# Title
+
+- a
+- b
+  - nested *em*
+  - more
+
+> quote
+> > inner
+> line
+
+1. one
+
+   para in item
+2. two
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+    indented
+
+[ref]: https://example.com
+see [ref] and ![img](https://e.org/i.png)
+"""
+
+
+def test_markdown_cut_into_blocks_renders_as_the_whole_document_does_but_for_the_anchors() -> None:
+    shown = str(render.markdown(NESTED, ["a"]))
+    assert re.sub(r'<a id="L\d+"></a>', "", shown) == render._markdown(["a"]).render(NESTED)
+    assert '<a href="https://example.com">ref</a>' in shown  # a reference defined below
+    assert re.findall(r'<a id="L(\d+)"></a>', shown) == [
+        str(n) for n in range(1, NESTED.count("\n") + 1)
+    ]
+
+
+def test_markdown_neither_links_bare_urls_nor_curls_quotes() -> None:
+    shown = str(render.markdown('"q" (c) -- https://e.org'))
+    assert shown == '<a id="L1"></a><p>&#34;q&#34; (c) -- https://e.org</p>\n'
