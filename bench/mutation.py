@@ -30,6 +30,15 @@ REPO = Path(__file__).resolve().parent.parent
 # Under mutants/ (git ignores it; mypy and the tests do not look there).
 OUT = REPO / "mutants" / "runs"
 WORKSPACE = "not plain_scan or 1-plan0-whoosh-postings or 2-plan1-scan-texts"
+# The reports' differential test against the plain scan: one whoosh and one scan pair for
+# the search; for the counting, each way of counting forced on whoosh (the postings, the
+# texts, blocks of 4, what follows a token never used or given up, dense postings).
+REPORTS = "not plain_scan or 1-plan0-whoosh-cost or 13-plan24-scan-texts"
+COUNTING = " or ".join(
+    ["not plain_scan"]
+    + [f"plan{n}-whoosh-cost" for n in (0, 1, 2, 3, 6, 8, 10, 12)]
+    + ["1-plan0-whoosh-postings", "1-plan0-whoosh-texts"]
+)
 # The tests that exercise each module, fast enough to run once per mutant (mutmut runs,
 # for each mutant, only those of them that call the mutated function).
 TESTS = {
@@ -91,6 +100,32 @@ TESTS = {
     # The differential test against the plain scan, on 2 of its 24 engines and plans.
     "query/workspace/tiers.py": ["tests/test_workspace_search.py", "-k", WORKSPACE],
     "query/workspace/answers.py": ["tests/test_workspace_search.py", "-k", WORKSPACE],
+    "query/syntax.py": ["tests/test_syntax.py"],
+    "query/reports/search.py": [
+        "tests/test_reports_search.py",
+        "tests/test_reports_tiers.py",
+        "-k",
+        REPORTS,
+    ],
+    "query/reports/tiers.py": ["tests/test_reports_tiers.py"],
+    "query/reports/counting.py": [
+        "tests/test_reports_search.py",
+        "tests/test_text_count.py",
+        "tests/test_fragments.py",
+        "-k",
+        COUNTING,
+    ],
+    "indexer/held.py": ["tests/test_held.py"],
+    "indexer/events.py": ["tests/test_events.py"],
+    # The store's reconcile, apply and commit; the catch-up's 4 slow comparisons (70 s)
+    # left out.
+    "indexer/store.py": [
+        "tests/test_store.py",
+        "tests/test_durability.py",
+        "-k",
+        "not catch_up_gives_the_index",
+    ],
+    "indexer/daemon.py": ["tests/test_daemon.py", "tests/test_durability.py"],
 }
 MODULES = list(TESTS)
 
@@ -188,6 +223,9 @@ def main() -> None:
     unknown = [m for m in args.modules if m not in TESTS]
     if unknown:
         parser.error(f"no tests listed for {unknown} in TESTS (bench/mutation.py)")
+    configured = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    if set(configured["tool"]["mutmut"]["only_mutate"]) != set(TESTS):
+        parser.error("only_mutate in pyproject.toml and TESTS here name different modules")
     for module in args.modules:
         run(module, args.jobs, args.show)
 
