@@ -240,6 +240,22 @@ def test_a_time_without_an_offset_is_an_inclusive_bound_to_the_second(sample) ->
     assert ids(search_elog(sample, since="2025-10-06T07:00", until="2025-10-06T07:05:09")) == []
 
 
+def test_a_time_without_an_offset_keeps_only_entries_the_other_filters_selected(
+    logbook,
+) -> None:
+    day = "Mon, 06 Oct 2025 {} +0200"
+    ctx = logbook(
+        {
+            "2025/251006a.log": rec(1, "RF trip", date=day.format("08:00:00"), category="Info")
+            + rec(2, "RF trip", date=day.format("09:00:00"), category="Problem")
+            + rec(3, "RF trip", date=day.format("10:00:00"), category="Info")
+        }
+    )
+    assert ids(search_elog(ctx, category="Info", since="2025-10-06T07:30")) == [3, 1]
+    assert ids(search_elog(ctx, category="Info", until="2025-10-06T09:30")) == [1]
+    assert ids(search_elog(ctx, category="Problem", since="2025-10-06T08:30")) == [2]
+
+
 def test_until_alone_keeps_the_entries_up_to_it(sample) -> None:
     every = search_elog(sample, max_results=50).total
     answer = search_elog(sample, until="2017-12-31", max_results=50)
@@ -1220,6 +1236,17 @@ def test_a_thread_too_long_keeps_the_most_entries_whose_starts_fit(kept: int, ex
     assert [e.elog_id for e in answer.entries] == list(range(1, kept + 1))
     assert answer.note is not None
     assert f"the thread's last {6 - kept} entries are left out (from {kept + 1} on)" in answer.note
+
+
+@pytest.mark.parametrize("kept", [1, 3, 4])
+def test_a_room_one_character_short_of_the_next_entrys_start_leaves_that_entry_out(
+    kept: int,
+) -> None:
+    bodies = ["e" * 1_000] * 6
+    room = budget.size(_answer(_cut_to(bodies[: kept + 1], 200))) - 1
+    answer = _answer(bodies)
+    threads._fit(answer, room + 600)
+    assert [e.elog_id for e in answer.entries] == list(range(1, kept + 1))
 
 
 def test_a_first_entry_too_big_even_cut_is_kept_alone_with_its_body_cut_to_nothing() -> None:
