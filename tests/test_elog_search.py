@@ -723,11 +723,32 @@ def test_a_regex_match_in_the_title_scores_2_and_in_the_body_1(logbook) -> None:
     assert [(h.elog_id, h.score) for h in answer.hits] == [(3, 3.0), (1, 2.0), (2, 1.0)]
 
 
-def test_a_regex_over_many_entries_counts_the_matches_of_every_worker(logbook) -> None:
-    # 1,100 candidates: two workers where two cores are.
-    records = "".join(rec(i, f"entry {i}", f"text needle{i % 7}") for i in range(1, 1101))
+@pytest.mark.parametrize("n", [600, 1100])
+def test_a_regex_over_many_entries_counts_the_matches_of_every_worker(logbook, n: int) -> None:
+    # 1,100 candidates: two workers where two cores are; 600: one.
+    records = "".join(rec(i, f"entry {i}", f"text needle{i % 7}") for i in range(1, n + 1))
     ctx = logbook({"2025/251006a.log": records})
-    assert search_elog(ctx, "needle[0-9]", max_results=50).total == 1100
+    assert search_elog(ctx, "needle[0-9]", max_results=50).total == n
+
+
+def test_a_regex_is_checked_only_against_the_entries_holding_its_literals(logbook) -> None:
+    endless = "a" * 80 + "!"
+    ctx = logbook(
+        {
+            "2025/251006a.log": "".join(
+                rec(i, "many a", ("zz" if i <= 2 else "") + endless) for i in range(1, 6)
+            )
+        }
+    )
+    search_elog(ctx, "warm up the index")
+    error = code_of(lambda: search_elog(ctx, "zz(a|aa)+$"))
+    assert error.code == "SEARCH_TIMEOUT"
+    assert " over 2 candidate entries: " in error.message
+
+
+def test_a_regex_call_is_given_the_time_left_and_none_past_the_deadline() -> None:
+    assert regex_search._left(time.monotonic() - 5.0) == 0.0
+    assert 0.0 < regex_search._left(time.monotonic() + 0.5) <= 0.5
 
 
 def test_a_workers_error_reaches_the_caller_and_its_timeout_is_a_search_timeout(
