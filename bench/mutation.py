@@ -91,7 +91,13 @@ TESTS = {
     "indexer/mounts.py": ["tests/test_mounts.py"],
     "indexer/polling.py": ["tests/test_polling.py"],
     "query/site/render.py": ["tests/test_render.py"],
-    "query/search_all.py": ["tests/test_search_all.py"],
+    # The query language through search, against a plain scan of the sample only.
+    "query/search_all.py": [
+        "tests/test_search_all.py",
+        "tests/test_query_language.py",
+        "-k",
+        "not generated",
+    ],
     "query/elog/regex_search.py": [
         "tests/test_elog_search.py",
         "tests/test_elog_regex_literals.py",

@@ -16,7 +16,7 @@ from elog_threads import write_thread
 from indexer.config import Settings, settings_from_dict
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
-from query import budget, search_all
+from query import budget, search_all, syntax
 from query.commands import search_commands
 from query.context import QueryContext
 from query.elog import search_elog
@@ -28,6 +28,7 @@ from query.search_all import Hit, search
 from query.workspace import search_workspace
 
 DATA = Path(__file__).resolve().parent.parent / "data"
+ELOG_FILTERS = ("category", "system", "domain")
 
 
 def _indexed_sample(tmp: Path) -> Settings:
@@ -506,3 +507,137 @@ def test_elog_hits_without_a_match_say_how_the_search_matched() -> None:
     assert regex.match == "regex"
     (matched,) = search_all.elog_hits([entry.model_copy(update={"match": "fuzzy", "stale": True})])
     assert (matched.match, matched.stale) == ("fuzzy", True)
+
+
+# --------------------------------------------------------------------------- the scope
+
+
+def _scope(
+    query: str,
+    collections: list[str] | None = None,
+    since: str | None = None,
+    until: str | None = None,
+) -> search_all.Scope:
+    return search_all.Scope.of(syntax.parse(query, require_words=False), collections, since, until)
+
+
+def _refused(query: str, **kwargs: Any) -> tuple[str, str]:
+    with pytest.raises(TroveError) as caught:
+        _scope(query, **kwargs)
+    return caught.value.code, caught.value.message
+
+
+def test_the_scope_is_every_collection_once_in_the_order_asked() -> None:
+    assert _scope("proxy") == search_all.Scope(
+        list(search_all.COLLECTIONS), None, None, None, dict.fromkeys(ELOG_FILTERS)
+    )
+    assert _scope("proxy", ["elog", "reports", "elog"]).names == ["elog", "reports"]
+    assert _refused("proxy", collections=["reports", "web", "x"]) == (
+        "INVALID_ARGUMENT",
+        "unknown collection 'web', 'x'; the collections are reports, commands, conversations, elog",
+    )
+
+
+def test_in_keeps_the_collections_it_names_of_those_asked() -> None:
+    assert _scope("proxy in:elog,reports").names == ["reports", "elog"]
+    assert _scope("proxy in:elog,reports", ["elog", "commands"]).names == ["elog"]
+
+
+def test_the_days_are_the_narrowest_of_the_arguments_and_the_query() -> None:
+    scope = _scope(
+        "proxy since:2025-02-01 until:2025-11-30", since="2025-01-01", until="2025-10-31"
+    )
+    assert (scope.low, scope.high) == (date(2025, 2, 1), date(2025, 10, 31))
+    assert scope.names == ["reports", "conversations", "elog"]  # commands have no date
+    scope = _scope("proxy since:2025-03-01", since="2025-04-01T10:00", until="2026-01-01")
+    assert (scope.low, scope.high) == (date(2025, 4, 1), date(2026, 1, 1))
+    assert _refused("proxy until:2025-03-01", since="2025-04-01") == (
+        "INVALID_DATE_RANGE",
+        "since 2025-04-01 is after until 2025-03-01",
+    )
+
+
+def test_command_keeps_the_reports_and_commands_and_names_the_command() -> None:
+    scope = _scope("proxy command:net-triage")
+    assert (scope.names, scope.command) == (["reports", "commands"], "net-triage")
+    assert _scope("proxy command:net-triage since:2025-01-01").names == ["reports"]
+
+
+def test_an_elog_filter_keeps_the_elog_and_holds_the_values() -> None:
+    scope = _scope("beam category:Problem system:RF")
+    assert scope.names == ["elog"]
+    assert scope.elog == {"category": "Problem", "system": "RF", "domain": None}
+    assert _scope("beam domain:Aramis").elog == {
+        "category": None,
+        "system": None,
+        "domain": "Aramis",
+    }
+
+
+def test_command_and_an_elog_filter_together_are_refused() -> None:
+    message = (
+        "command: is for reports and category:, system: and domain: for the ELOG: use "
+        "one or the other"
+    )
+    for query in ("proxy command:x category:y", "proxy command:x domain:y"):
+        assert _refused(query) == ("INVALID_QUERY", message)
+
+
+def test_filters_that_leave_no_collection_are_refused() -> None:
+    message = (
+        "the collections asked for and the query's filters admit no collection "
+        "(command: admits reports and commands, category:, system: and domain: the "
+        "ELOG, a date every collection but commands)"
+    )
+    assert _refused("proxy in:commands since:2025-01-01") == ("INVALID_QUERY", message)
+    assert _refused("proxy category:x", collections=["reports"]) == ("INVALID_QUERY", message)
+    assert _refused("proxy command:x in:elog") == ("INVALID_QUERY", message)
+
+
+def test_only_the_elog_may_be_asked_without_words() -> None:
+    assert _scope("in:elog since:2025-01-01").names == ["elog"]
+    assert _scope("-zzz category:Problem").names == ["elog"]
+    message = (
+        'the query has nothing to search for: add a word or "a phrase" (without '
+        "words only the ELOG lists its newest entries: in:elog)"
+    )
+    assert _refused("in:reports,elog") == ("INVALID_QUERY", message)
+    assert _refused("-proxy") == ("INVALID_QUERY", message)
+
+
+# --------------------------------------------------------------------------- fused answers
+
+
+def test_without_words_the_newest_entries_of_the_logbook_are_listed_in_pages(
+    ctx: QueryContext,
+) -> None:
+    answer = search(ctx, "in:elog", max_results=50)  # 51 wanted: two pages of the ELOG
+    newest = search_elog(ctx, None, max_results=50)
+    assert [h.id for h in answer.hits] == [h.id for h in newest.hits]
+    assert {h.match for h in answer.hits} == {"newest"}
+    assert answer.next_offset == 50 and answer.by_collection == {"elog": newest.total}
+
+
+def test_a_regex_hit_of_the_logbook_matched_by_its_words(ctx: QueryContext) -> None:
+    answer = search(ctx, "RF.*fault in:elog")
+    assert answer.hits and {h.match for h in answer.hits} == {"words"}
+
+
+def test_what_is_admitted_hit_by_hit_is_counted_as_found_not_as_the_collection_says(
+    ctx: QueryContext,
+) -> None:
+    # One hit asked: two wanted (the page and one more), and no more are read.
+    assert search(ctx, "the", max_results=1).by_collection["conversations"] > 2
+    for query in ("the OR token", "the -meeting", '"the" timeout', 'the -"a b"'):
+        assert search(ctx, query, max_results=1).by_collection["conversations"] == 2, query
+    assert search(ctx, "the in:commands", max_results=1).by_collection["commands"] > 2
+    commands = search(ctx, "the command:proxy-slow-meeting-analysis-command", max_results=1)
+    assert commands.by_collection["commands"] == 1
+
+
+def test_the_note_says_how_the_query_was_read_then_what_failed(ctx: QueryContext) -> None:
+    answer = search(ctx, "beam.*( -zzz")
+    assert answer.note is not None
+    assert answer.note.startswith(
+        "read as: beam.*(, without zzz; elog: query 'beam.*(' reads as a regular expression"
+    )
