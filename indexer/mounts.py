@@ -60,7 +60,9 @@ def parse_mountinfo(text: str) -> list[Mount]:
     """The mounts listed in a mountinfo text, in its order (a later mount hides an earlier
     one at the same point); lines that do not parse are left out."""
     mounts = []
-    for line in text.splitlines():
+    # Only a newline ends a line: the kernel escapes it in a path, but not the other
+    # characters str.splitlines() ends lines at (U+2028, U+0085, ...).
+    for line in text.split("\n"):
         fields = line.split(" ")
         # id, parent, major:minor, root, mount point, options, optional fields..., "-",
         # fstype, source, super options

@@ -4,6 +4,7 @@ collection at once share."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from indexer.store import Syncer
 from query.context import QueryContext
 
 COLLECTIONS = ("reports", "commands", "conversations", "elog")
+DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 def settings_for(root: Path, index: Path) -> Settings:
@@ -37,3 +39,9 @@ def indexed(settings: Settings) -> QueryContext:
         syncer.parallel = False
         syncer.reconcile()
     return QueryContext.from_settings(settings)
+
+
+def indexed_sample(tmp: Path) -> QueryContext:
+    """A copy of the sample data in data/ under ``tmp``, every collection indexed."""
+    shutil.copytree(DATA, tmp / "data")
+    return indexed(settings_for(tmp / "data", tmp / "index"))

@@ -32,7 +32,7 @@ from query.workspace import get_conversation, search_workspace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from gen_corpus import generate
-from indexed import indexed, settings_for
+from indexed import indexed, indexed_sample, settings_for
 
 pytestmark = pytest.mark.anyio
 
@@ -47,9 +47,7 @@ def anyio_backend() -> str:
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QueryContext]:
     """The sample data in data/, indexed."""
-    tmp = tmp_path_factory.mktemp("sample")
-    shutil.copytree(DATA, tmp / "data")
-    ctx = indexed(settings_for(tmp / "data", tmp / "index"))
+    ctx = indexed_sample(tmp_path_factory.mktemp("sample"))
     yield ctx
     ctx.close()
 

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import regex
@@ -20,20 +21,24 @@ from elog_judgments import FORGIVING, evaluate
 from typer.testing import CliRunner
 
 from indexer.config import Settings, settings_from_dict
-from indexer.sources.elog import ElogSource, parse_logbook_file
+from indexer.sources.elog import ElogSource, allowed_filter_values, parse_logbook_file
 from indexer.store import Syncer
-from query import rerank
+from query import budget, rerank
 from query.cli import app
 from query.context import QueryContext
 from query.elog import (
     Lit,
     get_elog_thread,
     is_regex,
+    regex_search,
     required_literals,
     search_elog,
     snippet,
+    threads,
 )
+from query.elog.models import ElogThreadEntry, ElogThreadResponse
 from query.errors import TroveError
+from query.freshness import Freshness
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "elog" / "SwissFEL"
@@ -223,6 +228,106 @@ def test_allowed_values_come_from_elogd_cfg_when_configured(tmp_path, logbook) -
     assert "Routine, Problem Fixed" in error.message
     # No Options Domain line: any domain is allowed.
     assert ids(search_elog(ctx, domain="anything")) == []
+
+
+def test_a_time_without_an_offset_is_an_inclusive_bound_to_the_second(sample) -> None:
+    # 34521 was written at 07:05:10 in its own offset.
+    assert ids(search_elog(sample, since="2025-10-06T07:05:10", until="2025-10-06")) == [34521]
+    assert ids(search_elog(sample, since="2025-10-06T07:05:11", until="2025-10-06")) == []
+    assert ids(search_elog(sample, since="2025-10-06T07:00", until="2025-10-06T07:05:10")) == [
+        34521
+    ]
+    assert ids(search_elog(sample, since="2025-10-06T07:00", until="2025-10-06T07:05:09")) == []
+
+
+def test_a_time_without_an_offset_keeps_only_entries_the_other_filters_selected(
+    logbook,
+) -> None:
+    day = "Mon, 06 Oct 2025 {} +0200"
+    ctx = logbook(
+        {
+            "2025/251006a.log": rec(1, "RF trip", date=day.format("08:00:00"), category="Info")
+            + rec(2, "RF trip", date=day.format("09:00:00"), category="Problem")
+            + rec(3, "RF trip", date=day.format("10:00:00"), category="Info")
+        }
+    )
+    assert ids(search_elog(ctx, category="Info", since="2025-10-06T07:30")) == [3, 1]
+    assert ids(search_elog(ctx, category="Info", until="2025-10-06T09:30")) == [1]
+    assert ids(search_elog(ctx, category="Problem", since="2025-10-06T08:30")) == [2]
+
+
+def test_until_alone_keeps_the_entries_up_to_it(sample) -> None:
+    every = search_elog(sample, max_results=50).total
+    answer = search_elog(sample, until="2017-12-31", max_results=50)
+    assert answer.hits and 0 < answer.total < every
+    assert all(h.date[:10] <= "2017-12-31" for h in answer.hits)
+
+
+def test_a_filter_value_that_is_not_text_is_invalid_argument(sample) -> None:
+    error = code_of(lambda: search_elog(sample, "RF", category=5))  # type: ignore[arg-type]
+    assert (error.code, error.message) == ("INVALID_ARGUMENT", "category must be text, got 5")
+
+
+def test_an_unknown_filter_value_like_no_valid_one_gets_no_hint(sample) -> None:
+    error = code_of(lambda: search_elog(sample, domain="Mars"))
+    assert error.message == (
+        "unknown domain 'Mars'; valid values: "
+        + ", ".join(allowed_filter_values(None)["Domain"])
+        + " (any case; values found in older entries work too)"
+    )
+
+
+def _configured(tmp_path: Path, logbook: Callable[..., QueryContext], cfg: str) -> QueryContext:
+    (tmp_path / "elogd.cfg").write_text(cfg, encoding="utf-8")
+    ctx = logbook({"2025/251006a.log": rec(1, "RF trip", category="Routine")})
+    ctx.settings = settings_from_dict(
+        {
+            "sources": {"elog": str(tmp_path / "book"), "elog_config": str(tmp_path / "elogd.cfg")},
+            "index": {"dir": str(tmp_path / "index")},
+        },
+        base=tmp_path,
+    )
+    return ctx
+
+
+def test_a_hint_names_a_valid_value_at_least_70_percent_alike(tmp_path, logbook) -> None:
+    ctx = _configured(tmp_path, logbook, "[book]\nOptions Category = Abcdefghij, Routine\n")
+    error = code_of(lambda: search_elog(ctx, category="Abcdefgxyz"))  # 70% alike
+    assert error.message.startswith("unknown category 'Abcdefgxyz' (did you mean 'Abcdefghij'?);")
+    error = code_of(lambda: search_elog(ctx, category="Abcdefwxyz"))  # 60%
+    assert error.message.startswith("unknown category 'Abcdefwxyz'; valid values: Abcdefghij")
+
+
+def test_allowed_values_come_from_the_section_named_after_the_logbooks_folder(
+    tmp_path, logbook
+) -> None:
+    ctx = _configured(
+        tmp_path,
+        logbook,
+        "[global]\n[Other]\nOptions Category = Alpha\n[book]\nOptions Category = Routine\n",
+    )
+    assert ids(search_elog(ctx, category="routine")) == [1]
+    error = code_of(lambda: search_elog(ctx, category="Alpha"))
+    assert error.message.startswith("unknown category 'Alpha'; valid values: Routine (")
+
+
+def test_without_a_section_for_the_folder_the_first_logbook_section_gives_them(
+    tmp_path, logbook
+) -> None:
+    ctx = _configured(tmp_path, logbook, "[global]\n[Other]\nOptions Category = Alpha, Beta\n")
+    assert ids(search_elog(ctx, category="beta")) == []
+    error = code_of(lambda: search_elog(ctx, category="Gamma"))
+    assert error.message.startswith("unknown category 'Gamma'; valid values: Alpha, Beta (")
+
+
+def test_allowed_values_follow_an_edit_of_elogd_cfg(tmp_path, logbook) -> None:
+    ctx = _configured(tmp_path, logbook, "[book]\nOptions Category = Routine\n")
+    assert code_of(lambda: search_elog(ctx, category="Alpha")).code == "INVALID_ARGUMENT"
+    cfg = tmp_path / "elogd.cfg"
+    before = cfg.stat().st_mtime_ns
+    cfg.write_text("[book]\nOptions Category = Routine, Alpha\n", encoding="utf-8")
+    os.utime(cfg, ns=(before + 10**9, before + 10**9))
+    assert ids(search_elog(ctx, category="Alpha")) == []
 
 
 # --------------------------------------------------------------------------- text
@@ -593,6 +698,136 @@ def test_an_invalid_regex_is_invalid_query_quoting_the_error(sample) -> None:
     assert "RF|[LLRF" in error.message and "unterminated character set" in error.message
     error = code_of(lambda: search_elog(sample, "(RF|LLRF"))
     assert error.code == "INVALID_QUERY" and "missing )" in error.message
+    assert error.message.startswith("query '(RF|LLRF' reads as a regular expression but is ")
+    assert error.message.endswith(
+        ". Escape special characters with a backslash, or drop them to search text"
+    )
+
+
+def test_a_regex_hit_shows_the_passage_of_its_first_match(logbook) -> None:
+    body = "filler line of text\n" * 200 + "the fault was in needle42 today"
+    ctx = logbook({"2025/251006a.log": rec(1, "long entry", body)})
+    (hit,) = search_elog(ctx, r"needle\d+").hits
+    assert "needle42" in hit.snippet
+
+
+def test_a_regex_match_in_the_title_scores_2_and_in_the_body_1(logbook) -> None:
+    ctx = logbook(
+        {
+            "2025/251006a.log": rec(1, "klystron", "nothing here")
+            + rec(2, "nothing", "the klystron tripped")
+            + rec(3, "klystron trip", "klystron again")
+        }
+    )
+    answer = search_elog(ctx, "klystr[o]n")
+    assert [(h.elog_id, h.score) for h in answer.hits] == [(3, 3.0), (1, 2.0), (2, 1.0)]
+
+
+@pytest.mark.parametrize("n", [600, 1100])
+def test_a_regex_over_many_entries_counts_the_matches_of_every_worker(logbook, n: int) -> None:
+    # 1,100 candidates: two workers where two cores are; 600: one.
+    records = "".join(rec(i, f"entry {i}", f"text needle{i % 7}") for i in range(1, n + 1))
+    ctx = logbook({"2025/251006a.log": records})
+    assert search_elog(ctx, "needle[0-9]", max_results=50).total == n
+
+
+def test_a_regex_is_checked_only_against_the_entries_holding_its_literals(logbook) -> None:
+    endless = "a" * 80 + "!"
+    ctx = logbook(
+        {
+            "2025/251006a.log": "".join(
+                rec(i, "many a", ("zz" if i <= 2 else "") + endless) for i in range(1, 6)
+            )
+        }
+    )
+    search_elog(ctx, "warm up the index")
+    error = code_of(lambda: search_elog(ctx, "zz(a|aa)+$"))
+    assert error.code == "SEARCH_TIMEOUT"
+    assert " over 2 candidate entries: " in error.message
+
+
+def test_a_regex_call_is_given_the_time_left_and_none_past_the_deadline() -> None:
+    assert regex_search._left(time.monotonic() - 5.0) == 0.0
+    assert 0.0 < regex_search._left(time.monotonic() + 0.5) <= 0.5
+
+
+def test_a_workers_error_reaches_the_caller_and_its_timeout_is_a_search_timeout(
+    logbook, monkeypatch
+) -> None:
+    ctx = logbook({"2025/251006a.log": rec(1, "RF trip") + rec(2, "RF trip again")})
+    search_elog(ctx, "warm up the index")
+
+    def broken(*args: object) -> list[regex_search.RegexHit]:
+        raise ValueError("worker broke")
+
+    monkeypatch.setattr(regex_search, "_match_all", broken)
+    with pytest.raises(ValueError, match="worker broke"):
+        search_elog(ctx, "RF.*trip")
+
+    def timed_out(*args: object) -> list[regex_search.RegexHit]:
+        raise TimeoutError
+
+    monkeypatch.setattr(regex_search, "_match_all", timed_out)
+    error = code_of(lambda: search_elog(ctx, "RF.*trip"))
+    assert error.code == "SEARCH_TIMEOUT"
+    assert error.message == (
+        "the regular expression 'RF.*trip' did not finish within 0.75 s over 2 candidate "
+        "entries: it backtracks too much (nested repeats such as (a+)+ or (a|aa)+ do); make "
+        "it more specific, or narrow it with since/until or a filter"
+    )
+
+
+def test_regex_workers_are_named_daemon_threads(logbook, monkeypatch) -> None:
+    ctx = logbook({"2025/251006a.log": rec(1, "RF trip")})
+    search_elog(ctx, "warm up the index")
+    seen: list[tuple[str, bool]] = []
+    real = regex_search._match_all
+
+    def recording(*args: Any) -> list[regex_search.RegexHit]:
+        seen.append((threading.current_thread().name, threading.current_thread().daemon))
+        return real(*args)
+
+    monkeypatch.setattr(regex_search, "_match_all", recording)
+    assert ids(search_elog(ctx, "RF.*trip")) == [1]
+    assert seen == [("trove-elog-regex", True)]
+
+
+def test_a_worker_that_does_not_stop_still_answers_search_timeout_at_the_deadline(
+    logbook, monkeypatch
+) -> None:
+    ctx = logbook({"2025/251006a.log": rec(1, "RF trip")})
+    search_elog(ctx, "warm up the index")
+    release = threading.Event()
+
+    def stuck(*args: object) -> list[regex_search.RegexHit]:
+        release.wait(60)
+        return []
+
+    monkeypatch.setattr(regex_search, "_match_all", stuck)
+    try:
+        error = code_of(lambda: search_elog(ctx, "RF.*trip"))
+    finally:
+        release.set()
+    assert error.message.startswith(
+        "the regular expression 'RF.*trip' did not finish within 0.75 s over 1 candidate entries: "
+    )
+
+
+@pytest.mark.parametrize("where", ["title", "body"])
+def test_a_regex_call_that_would_backtrack_for_ever_stops_at_the_deadline(
+    logbook, where: str
+) -> None:
+    endless = "a" * 80 + "!"  # (a|aa)+$ takes some 10^16 steps to fail here
+    title, body = (endless, "b") if where == "title" else ("b", endless)
+    ctx = logbook({"2025/251006a.log": rec(1, title, body)})
+    search_elog(ctx, "warm up the index")
+    before = set(threading.enumerate())
+    assert code_of(lambda: search_elog(ctx, "(a|aa)+$")).code == "SEARCH_TIMEOUT"
+    workers = [t for t in threading.enumerate() if t.name == "trove-elog-regex"]
+    for worker in workers:
+        if worker not in before:
+            worker.join(5.0)  # bounded: a call given no end would run for years
+            assert not worker.is_alive()
 
 
 def test_a_runaway_regex_is_a_search_timeout_within_a_second(logbook) -> None:
@@ -797,6 +1032,249 @@ def test_an_unknown_or_bad_id_is_refused(sample) -> None:
     assert code_of(lambda: get_elog_thread(sample, 0)).code == "INVALID_ARGUMENT"
     assert code_of(lambda: get_elog_thread(sample, True)).code == "INVALID_ARGUMENT"
     assert code_of(lambda: get_elog_thread(sample, 34523)).code == "NOT_FOUND"  # the draft
+
+
+def test_bad_thread_arguments_say_what_is_wrong(sample) -> None:
+    error = code_of(lambda: get_elog_thread(sample, -3))
+    assert (error.code, error.message) == (
+        "INVALID_ARGUMENT",
+        "message_id must be a positive whole number, got -3",
+    )
+    error = code_of(lambda: get_elog_thread(sample, 31303, include_replies="yes"))  # type: ignore[arg-type]
+    assert (error.code, error.message) == (
+        "INVALID_ARGUMENT",
+        "include_replies must be true or false, got 'yes'",
+    )
+    error = code_of(lambda: get_elog_thread(sample, 31303, include_parents=1))  # type: ignore[arg-type]
+    assert (error.code, error.message) == (
+        "INVALID_ARGUMENT",
+        "include_parents must be true or false, got 1",
+    )
+    error = code_of(lambda: get_elog_thread(sample, 999999))
+    assert error.message.endswith("; search_elog gives the ids of existing entries")
+    assert error.message.startswith("no ELOG entry 999999 in the logbook ")
+
+
+def test_a_reply_listed_under_two_parents_is_shown_once_and_the_rest_follow(logbook) -> None:
+    ctx = logbook(
+        {
+            "2025/251006a.log": (
+                rec(1, "root", headers="Reply to: 2, 3, 4\n")
+                + rec(2, "first", headers="In reply to: 1\nReply to: 3\n")
+                + rec(3, "both", headers="In reply to: 1\n")
+                + rec(4, "last", headers="In reply to: 1\n")
+            )
+        }
+    )
+    thread = get_elog_thread(ctx, 1)
+    assert [(e.elog_id, e.depth) for e in thread.entries] == [(1, 0), (2, 1), (3, 2), (4, 1)]
+
+
+def test_a_thread_stops_at_max_thread_entries(logbook, monkeypatch) -> None:
+    ctx = _thread(logbook, ["a", "b", "c", "d"])
+    monkeypatch.setattr(threads, "MAX_THREAD_ENTRIES", 3)
+    assert [e.elog_id for e in get_elog_thread(ctx, 1).entries] == [1, 2, 3]
+
+
+def test_entries_of_a_file_changed_since_the_index_read_it_are_stale(logbook, tmp_path) -> None:
+    ctx = logbook(
+        {
+            "2025/251006a.log": rec(1, "root", headers="Reply to: 2\n"),
+            "2025/251007a.log": rec(2, "reply", headers="In reply to: 1\n"),
+        }
+    )
+    assert [e.stale for e in get_elog_thread(ctx, 1).entries] == [False, False]
+    day = tmp_path / "book" / "2025" / "251007a.log"
+    before = day.stat().st_mtime_ns
+    os.utime(day, ns=(before + 10**9, before + 10**9))
+    assert [e.stale for e in get_elog_thread(ctx, 1).entries] == [False, True]
+
+
+def test_a_thread_entry_clips_long_metadata_unless_read_whole(logbook) -> None:
+    name = "n" * 1_500 + ".png"
+    text = rec(1, "T" * 1_500, "").replace("Attachment: \n", f"Attachment: {name},short.txt\n")
+    ctx = logbook({"2025/251006a.log": text})
+    (entry,) = get_elog_thread(ctx, 1).entries
+    assert entry.title == "T" * 1_000 + "…"
+    assert entry.attachments == ["n" * 1_000 + "…", "short.txt"]
+    assert entry.body == ""
+    (whole,) = get_elog_thread(ctx, 1, whole=True).entries
+    assert (whole.title, whole.attachments) == ("T" * 1_500, [name, "short.txt"])
+
+
+def _thread(logbook, bodies: list[str]) -> QueryContext:
+    """A root (id 1) whose replies (ids 2, 3, ...) have these bodies; the root's is 'root'."""
+    replies = range(2, len(bodies) + 2)
+    text = rec(1, "root", "root", headers=f"Reply to: {', '.join(map(str, replies))}\n")
+    text += "".join(
+        rec(mid, f"reply {mid}", body, headers="In reply to: 1\n")
+        for mid, body in zip(replies, bodies, strict=True)
+    )
+    return logbook({"2025/251006a.log": text})
+
+
+def test_a_thread_that_fits_its_budget_is_whole(logbook) -> None:
+    ctx = _thread(logbook, ["a" * 10_000, "b" * 10_000])
+    thread = get_elog_thread(ctx, 1)
+    assert [e.body for e in thread.entries] == ["root", "a" * 10_000, "b" * 10_000]
+    assert not any(e.cut for e in thread.entries) and thread.note is None
+
+
+def test_a_thread_over_its_budget_cuts_the_longest_bodies_to_the_most_that_fits(logbook) -> None:
+    bodies = ["short", "x" * 30_000, "y" * 20_000, "z" * 5_000]
+    ctx = _thread(logbook, bodies)
+    thread = get_elog_thread(ctx, 1)
+    assert budget.size(thread) <= budget.DEFAULT_CHARS
+    shown = [e.body for e in thread.entries]
+    cap = len(shown[2]) - 1  # the cut body, less its mark
+    assert shown == ["root", "short", "x" * cap + "…", "y" * cap + "…", "z" * 5_000][: len(shown)]
+    assert [e.cut for e in thread.entries] == [False, False, True, True, False]
+    assert thread.note == (
+        f"2 bodies cut to {cap:,} characters to keep the answer under 40,000; read one "
+        "whole with get_elog_thread(message_id=ID, include_replies=false, "
+        "include_parents=false)"
+    )
+    # One character more of each would not have fitted (as measured before the marks).
+    for entry, body in zip(thread.entries[2:4], bodies[1:3], strict=True):
+        entry.body, entry.cut = body[: cap + 1] + "…", False
+    thread.note = None
+    assert budget.size(thread) > budget.DEFAULT_CHARS - 600
+
+
+def test_a_thread_read_other_than_whole_keeps_the_larger_budget(logbook) -> None:
+    ctx = _thread(logbook, ["x" * 30_000, "y" * 20_000])
+    assert get_elog_thread(ctx, 1).note is not None  # both flags: 40,000
+    for flags in ({"include_parents": False}, {"include_replies": False}):
+        thread = get_elog_thread(ctx, 2 if "include_replies" in flags else 1, **flags)
+        assert thread.note is None and not any(e.cut for e in thread.entries), flags
+
+
+def test_one_entry_too_long_for_the_budget_says_the_logbook_holds_it_whole(logbook) -> None:
+    ctx = _thread(logbook, ["x" * 100_000])
+    alone = get_elog_thread(ctx, 2, include_replies=False, include_parents=False)
+    (entry,) = alone.entries
+    assert entry.cut and len(entry.body) < 80_000
+    assert alone.note == (
+        f"1 body cut to {len(entry.body) - 1:,} characters to keep the answer under 80,000; "
+        "the logbook holds it whole (its link)"
+    )
+    assert get_elog_thread(ctx, 2, whole=True).entries[1].body == "x" * 100_000
+
+
+def test_a_thread_too_long_even_cut_leaves_out_its_last_entries_and_says_how_to_read_them(
+    logbook,
+) -> None:
+    ctx = _thread(logbook, ["b" * 1_000] * 200)
+    thread = get_elog_thread(ctx, 1)
+    kept = len(thread.entries)
+    assert 1 < kept < 201 and budget.size(thread) <= budget.DEFAULT_CHARS
+    assert [e.elog_id for e in thread.entries] == list(range(1, kept + 1))
+    first_left = kept + 1
+    assert thread.note is not None
+    assert thread.note.endswith(
+        f"; the thread's last {201 - kept} entries are left out (from {first_left} on); read "
+        f"them with get_elog_thread(message_id={first_left}, include_parents=false) and the "
+        "ids in replies"
+    )
+    assert thread.note.startswith(f"{kept - 1} bodies cut to ")
+    assert thread.entries[0].replies == list(range(2, 202))  # the ids of those left out too
+
+
+# _fit on answers made by hand: sizes exact to the character.
+
+
+def _answer(bodies: list[str], title: str = "t") -> ElogThreadResponse:
+    entries = [
+        ElogThreadEntry(
+            elog_id=mid,
+            depth=0 if mid == 1 else 1,
+            title=title,
+            date="2025-10-06T08:00:00+02:00",
+            author="a",
+            category="",
+            system="",
+            domain="",
+            section="",
+            in_reply_to=None if mid == 1 else 1,
+            replies=[],
+            body=body,
+            attachments=[],
+            link=f"https://elog/{mid}",
+        )
+        for mid, body in enumerate(bodies, 1)
+    ]
+    fresh = Freshness(as_of=None, watcher=None, pending=0, catching_up=False)
+    return ElogThreadResponse(root_id=1, message_id=1, entries=entries, freshness=fresh)
+
+
+def _cut_to(bodies: list[str], cap: int) -> list[str]:
+    return [b if len(b) <= cap else b[:cap] + "…" for b in bodies]
+
+
+def test_an_answer_exactly_at_its_limit_is_left_whole() -> None:
+    answer = _answer(["x" * 2_000])
+    threads._fit(answer, budget.size(answer))
+    assert answer.entries[0].body == "x" * 2_000 and answer.note is None
+
+
+@pytest.mark.parametrize("extra", range(0, 40, 3))
+def test_bodies_are_cut_to_the_largest_length_that_leaves_room_for_the_note(extra: int) -> None:
+    bodies = ["a" * 3_000, "b" * 2_000, "c" * 500]
+    room = budget.size(_answer(_cut_to(bodies, 700))) + extra
+    answer = _answer(bodies)
+    threads._fit(answer, room + 600)
+    cap = len(answer.entries[0].body) - 1
+    assert [e.body for e in answer.entries] == _cut_to(bodies, cap)
+    assert budget.size(_answer(_cut_to(bodies, cap))) <= room
+    assert budget.size(_answer(_cut_to(bodies, cap + 1))) > room
+
+
+def test_a_body_exactly_as_long_as_the_cut_is_neither_marked_nor_cut() -> None:
+    # At a cut of 300, "b" * 300 is whole and the answer fills its room exactly.
+    bodies = ["a" * 3_000, "b" * 300]
+    room = budget.size(_answer(_cut_to(bodies, 300)))
+    answer = _answer(bodies)
+    threads._fit(answer, room + 600)
+    assert [e.body for e in answer.entries] == ["a" * 300 + "…", "b" * 300]
+    assert [e.cut for e in answer.entries] == [True, False]
+    assert answer.note is not None and answer.note.startswith("1 body cut to 300 characters")
+
+
+def test_a_thread_whose_bodies_cut_to_200_fill_the_room_exactly_keeps_every_entry() -> None:
+    bodies = ["e" * 1_000] * 6
+    room = budget.size(_answer(_cut_to(bodies, 200)))
+    answer = _answer(bodies)
+    threads._fit(answer, room + 600)
+    assert [e.body for e in answer.entries] == _cut_to(bodies, 200)
+
+
+@pytest.mark.parametrize(("kept", "extra"), [(5, 0), (5, 1), (3, 0), (3, 100), (1, 0)])
+def test_a_thread_too_long_keeps_the_most_entries_whose_starts_fit(kept: int, extra: int) -> None:
+    bodies = ["e" * 1_000] * 6
+    room = budget.size(_answer(_cut_to(bodies[:kept], 200))) + extra
+    answer = _answer(bodies)
+    threads._fit(answer, room + 600)
+    assert [e.elog_id for e in answer.entries] == list(range(1, kept + 1))
+    assert answer.note is not None
+    assert f"the thread's last {6 - kept} entries are left out (from {kept + 1} on)" in answer.note
+
+
+@pytest.mark.parametrize("kept", [1, 3, 4])
+def test_a_room_one_character_short_of_the_next_entrys_start_leaves_that_entry_out(
+    kept: int,
+) -> None:
+    bodies = ["e" * 1_000] * 6
+    room = budget.size(_answer(_cut_to(bodies[: kept + 1], 200))) - 1
+    answer = _answer(bodies)
+    threads._fit(answer, room + 600)
+    assert [e.elog_id for e in answer.entries] == list(range(1, kept + 1))
+
+
+def test_a_first_entry_too_big_even_cut_is_kept_alone_with_its_body_cut_to_nothing() -> None:
+    answer = _answer(["e" * 1_000] * 3, title="T" * 5_000)
+    threads._fit(answer, 3_000)
+    assert [(e.elog_id, e.body) for e in answer.entries] == [(1, "…")]
+    assert answer.note is not None and answer.note.startswith("1 body cut to 0 characters")
 
 
 def test_missing_links_and_cycles_are_tolerated(logbook) -> None:

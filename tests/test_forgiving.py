@@ -11,7 +11,7 @@ from rapidfuzz import fuzz
 from indexer.config import Settings
 from query.context import QueryContext
 from query.elog import search_elog
-from query.forgiving import MAX_CANDIDATES, closest
+from query.forgiving import MAX_CANDIDATES, closest, corrected_query
 from query.reports import search_reports
 from query.workspace import search_workspace
 
@@ -72,6 +72,16 @@ def test_at_most_max_candidates_terms_are_compared() -> None:
 def test_a_short_word_or_a_word_with_digits_is_never_corrected(word: str) -> None:
     # A query's CJK words are pairs of characters (see ``words``): short words too.
     assert closest(word, ["abd", "token", "2026", "代替"]) == []
+
+
+def test_a_corrected_query_replaces_whole_words_in_any_case_and_leaves_dropped_ones_out() -> None:
+    assert corrected_query("Proxyy  timeout_proxyy", {"proxyy": "proxy"}) == ("proxy timeout_proxy")
+    assert corrected_query("proxyyy proxyy", {"proxyy": "proxy"}) == "proxyyy proxy"
+    assert corrected_query("a zzqxv b", {}, ["zzqxv"]) == "a b"
+
+
+def test_a_correction_is_written_as_it_is_never_read_as_a_replacement_pattern() -> None:
+    assert corrected_query("see tmep", {"tmep": r"c:\temp\1"}) == r"see c:\temp\1"
 
 
 def test_a_term_more_than_two_letters_longer_or_shorter_is_never_offered() -> None:

@@ -5,6 +5,7 @@ processes, real files; every wait is bounded (polling the real tools is the meas
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import json
 import os
@@ -25,9 +26,10 @@ from conftest import SmallDisk
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from indexer.config import settings_from_file
+from indexer.config import settings_from_dict, settings_from_file
 from indexer.files import walk
 from indexer.sources.registry import get_source
+from query import freshness
 
 pytestmark = pytest.mark.anyio
 
@@ -487,3 +489,229 @@ async def test_a_user_who_cannot_write_the_index_folder_reads_it_and_never_takes
                 assert json.loads((index / "daemon.lock").read_text())["pid"] == owner.pid
     said = errors.read_text()
     assert "not writable by this user" in said and "Traceback" not in said
+
+
+# --------------------------------------------------------------------------- in this process
+# query/freshness.py itself, on a status file written in tmp_path (no watcher runs).
+
+
+class _Snapshot:
+    """What freshness reads of a snapshot: its commit time and the files it recorded."""
+
+    def __init__(self, committed: float, files: dict[str, tuple[int, int]]) -> None:
+        self.committed = committed
+        self.files = files
+
+    def file_state(self, rel: str) -> tuple[int, int] | None:
+        return self.files.get(rel)
+
+
+class _Local:
+    def __init__(self, watching: bool, health: dict[str, Any]) -> None:
+        self.watching = watching
+        self.health = health
+
+    def health_snapshot(self) -> dict[str, Any]:
+        return self.health
+
+
+class _Hit:
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.stale = False
+
+
+def _view(tmp_path: Path, status: object = None) -> freshness.WatcherView:
+    settings = settings_from_dict({"index": {"dir": str(tmp_path / "index")}}, base=tmp_path)
+    (tmp_path / "index").mkdir(exist_ok=True)
+    if status is not None:
+        (tmp_path / "index" / "daemon.json").write_text(json.dumps(status))
+    return freshness.WatcherView(settings)
+
+
+def _fresh(**values: Any) -> freshness.Freshness:
+    defaults: dict[str, Any] = {"as_of": None, "watcher": None, "pending": 0, "catching_up": False}
+    return freshness.Freshness(**(defaults | values))
+
+
+def _watcher(mode: str = "events", kind: str = "mcp", pid: int = 12) -> freshness.WatcherInfo:
+    return freshness.WatcherInfo(pid=pid, kind=kind, mode=mode)  # type: ignore[arg-type]
+
+
+LIVE = {"pid": os.getpid(), "kind": "mcp", "state": "watching", "pending": 3}
+
+
+def test_a_time_is_written_in_utc_to_the_millisecond() -> None:
+    assert freshness.iso_time(0) == "1970-01-01T00:00:00.000Z"
+    assert freshness.iso_time(1_795_000_000.1239) == "2026-11-18T11:06:40.123Z"
+
+
+def test_with_no_status_file_there_is_no_watcher(tmp_path: Path) -> None:
+    view = _view(tmp_path)
+    assert view.status() is None
+    assert view.freshness("reports", None) == _fresh()
+
+
+def test_an_unreadable_status_file_is_no_watcher(tmp_path: Path) -> None:
+    view = _view(tmp_path)
+    (tmp_path / "index" / "daemon.json").mkdir()
+    assert view.status() is None
+
+
+def test_a_live_watcher_is_named_with_its_mode_and_pending_changes(tmp_path: Path) -> None:
+    status = LIVE | {"collections": {"reports": {"mode": "poll"}, "elog": {"mode": "events"}}}
+    view = _view(tmp_path, status)
+    assert view.freshness("reports", 0.5) == _fresh(
+        as_of="1970-01-01T00:00:00.500Z", watcher=_watcher("poll", pid=os.getpid()), pending=3
+    )
+    assert view.freshness("elog", None).watcher == _watcher("events", pid=os.getpid())
+    assert view.freshness("commands", None).watcher == _watcher("events", pid=os.getpid())
+
+
+def test_a_watcher_of_an_unknown_kind_or_without_a_pid_is_shown_as_a_daemon(
+    tmp_path: Path,
+) -> None:
+    local = _Local(True, {"kind": "other", "state": "watching"})
+    view = _view(tmp_path)
+    view.local = local
+    assert view.freshness("reports", None).watcher == _watcher(kind="daemon", pid=0)
+
+
+def test_a_stopped_watcher_is_no_watcher_and_its_pending_changes_are_not_counted(
+    tmp_path: Path,
+) -> None:
+    view = _view(tmp_path, LIVE | {"state": "stopped"})
+    status = view.status()
+    assert status is not None and status["alive"] is False
+    assert view.freshness("reports", None) == _fresh()
+
+
+@pytest.mark.parametrize(
+    ("state", "caught_up", "catching_up"),
+    [
+        ("starting", False, True),
+        ("catching up", False, True),
+        ("catching up", True, False),
+        ("watching", False, False),
+    ],
+)
+def test_an_answer_is_catching_up_while_the_watcher_has_not_caught_up_its_collection(
+    tmp_path: Path, state: str, caught_up: bool, catching_up: bool
+) -> None:
+    status = LIVE | {"state": state, "collections": {"reports": {"caught_up": caught_up}}}
+    assert _view(tmp_path, status).freshness("reports", None).catching_up is catching_up
+
+
+def test_the_watcher_in_this_process_answers_from_memory_while_it_watches(
+    tmp_path: Path,
+) -> None:
+    view = _view(tmp_path, LIVE | {"pending": 9})
+    view.local = _Local(True, {"pid": 5, "kind": "serve", "state": "watching", "pending": 1})
+    status = view.status()
+    assert status is not None
+    assert (status["pid"], status["alive"], status["stuck"]) == (5, True, False)
+    view.local = _Local(False, {"pid": 5})
+    status = view.status()
+    assert status is not None
+    assert (status["pid"], status["pending"]) == (os.getpid(), 9)
+
+
+def test_the_status_file_is_read_again_only_when_it_changed(tmp_path: Path) -> None:
+    view = _view(tmp_path, LIVE | {"pending": 1})
+    path = tmp_path / "index" / "daemon.json"
+    assert view.freshness("reports", None).pending == 1
+    before = path.stat()
+    path.write_text(json.dumps(LIVE | {"pending": 2}))  # same size, same mtime below
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert view.freshness("reports", None).pending == 1
+    path.write_text(json.dumps(LIVE | {"pending": 22}))
+    assert view.freshness("reports", None).pending == 22
+
+
+def test_the_freshness_of_a_snapshot_is_as_of_its_commit_in_its_collection(
+    tmp_path: Path,
+) -> None:
+    view = _view(tmp_path, LIVE | {"collections": {"reports": {"mode": "poll"}}})
+    snapshot: Any = _Snapshot(1.0, {})
+    fresh = freshness.of_snapshot(view, "reports", snapshot)
+    assert fresh.as_of == "1970-01-01T00:00:01.000Z"
+    assert fresh.watcher is not None and fresh.watcher.mode == "poll"
+    assert freshness.of_snapshot(view, "reports", None).as_of is None
+
+
+def test_combined_freshness_is_the_oldest_commit_all_pending_and_any_catching_up() -> None:
+    assert freshness.combined([]) is None
+    parts = [
+        _fresh(as_of="2026-01-02T00:00:00.000Z", watcher=_watcher("events"), pending=2),
+        _fresh(as_of=None, pending=5, catching_up=True),
+        _fresh(as_of="2026-01-01T00:00:00.000Z", watcher=_watcher("poll", pid=99)),
+    ]
+    assert freshness.combined(iter(parts)) == _fresh(
+        as_of="2026-01-01T00:00:00.000Z", watcher=_watcher("poll"), pending=5, catching_up=True
+    )
+    events = [_fresh(watcher=_watcher("events")), _fresh(pending=1)]
+    assert freshness.combined(events) == _fresh(watcher=_watcher("events"), pending=1)
+    assert freshness.combined([_fresh(), _fresh()]) == _fresh()
+
+
+def test_a_file_changed_or_gone_since_the_commit_is_stale(tmp_path: Path) -> None:
+    same, edited, grown = (tmp_path / n for n in ("same", "edited", "grown"))
+    for path in (same, edited, grown):
+        path.write_text("text")
+    recorded = {p.name: (p.stat().st_mtime_ns, 4) for p in (same, edited, grown)}
+    recorded["gone"] = (1, 1)
+    st = edited.stat()
+    os.utime(edited, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    grown.write_text("texts")
+    os.utime(grown, ns=(st.st_atime_ns, recorded["grown"][0]))
+    (tmp_path / "folder").mkdir()
+    recorded["folder"] = ((tmp_path / "folder").stat().st_mtime_ns, 0)
+    snapshot: Any = _Snapshot(0.0, recorded)
+    names = ["same", "edited", "grown", "gone", "unknown", "folder", "same"]
+    assert freshness.stale_files(snapshot, tmp_path, names) == {
+        "edited",
+        "grown",
+        "gone",
+        "unknown",
+        "folder",
+    }
+    hits = [_Hit(n) for n in ("same", "gone", "same")]
+    freshness.mark_stale(snapshot, tmp_path, iter(hits), lambda h: h.file)
+    assert [h.stale for h in hits] == [False, True, False]
+
+
+def test_the_commit_time_is_shown_in_local_time_or_never() -> None:
+    assert freshness.as_of_local(_fresh()) == "never"
+    local = dt.datetime.fromtimestamp(1_795_000_000).strftime("%Y-%m-%d %H:%M:%S")
+    assert freshness.as_of_local(_fresh(as_of="2026-11-18T11:06:40.123Z")) == local
+
+
+def test_the_summary_names_the_watcher_its_mode_and_what_it_is_doing() -> None:
+    assert freshness.summary(_fresh()) == "index as of never; no watcher keeps it fresh"
+    watched = _fresh(watcher=_watcher("poll", "serve", 12))
+    assert (
+        freshness.summary(watched) == "index as of never; kept fresh by trove serve (pid 12, poll)"
+    )
+    busy = _fresh(watcher=_watcher(), catching_up=True, pending=1)
+    assert freshness.summary(busy) == (
+        "index as of never; kept fresh by trove mcp (pid 12, events), catching up, 1 change pending"
+    )
+    assert freshness.summary(_fresh(watcher=_watcher(), pending=2)).endswith(
+        "(pid 12, events), 2 changes pending"
+    )
+
+
+def test_the_warning_says_why_an_answer_may_not_show_the_files_as_they_are() -> None:
+    assert freshness.warning(None, 3) is None
+    assert freshness.warning(_fresh(watcher=_watcher()), 0) is None
+    assert freshness.warning(_fresh(), 0) == (
+        "no watcher keeps the index fresh: it is as of never (trove daemon, serve or mcp keep "
+        "it fresh; trove reindex brings it up to date once)"
+    )
+    assert freshness.warning(_fresh(watcher=_watcher(), catching_up=True), 1) == (
+        "the watcher is still catching up with changes made while none ran; "
+        "1 hit changed on disk after the index read it (stale)"
+    )
+    assert freshness.warning(_fresh(watcher=_watcher()), 2) == (
+        "2 hits changed on disk after the index read them (stale)"
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,43 @@ def test_this_machines_tmp_path_is_local(tmp_path: Path) -> None:
 def test_unreadable_mountinfo_gives_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mounts, "MOUNTINFO", str(tmp_path / "no-such-file"))
     assert filesystem_of(tmp_path) is None
+
+
+def test_a_line_needs_a_type_and_a_source_after_the_dash() -> None:
+    text = "70 22 0:1 / /short rw - ext4\n71 22 0:2 / /bare rw - nfs nas:/bare\n" + MOUNTINFO
+    parsed = mounts.parse_mountinfo(text)
+    assert parsed[0] == Mount("/bare", "nfs", "nas:/bare")  # no super options: still read
+    assert len(parsed) == 1 + len(LINES)  # the short line is left out, and nothing after it
+
+
+def test_a_mount_point_ending_in_any_letter_holds_its_files() -> None:
+    text = MOUNTINFO + "\n80 22 0:9 / /mnt/boX rw - nfs nas:/box rw"
+    mount = filesystem_of(Path("/mnt/boX/reports"), text)
+    assert mount is not None and mount.fstype == "nfs"
+
+
+def test_mountinfo_bytes_that_are_not_utf8_still_name_their_mount(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = tmp_path / "mountinfo"
+    info.write_bytes(MOUNTINFO.encode() + b"\n90 22 0:9 / /mnt/caf\xe9 rw - cifs //nas/c rw\n")
+    monkeypatch.setattr(mounts, "MOUNTINFO", str(info))
+    mount = filesystem_of(Path(os.fsdecode(b"/mnt/caf\xe9/reports")))
+    assert mount is not None and mount.fstype == "cifs"
+
+
+@pytest.mark.parametrize(
+    "point",
+    [
+        "/mnt/no\xa0break",  # white space to str.split(), written as is by the kernel
+        "/mnt/line\u2028separator",  # line ends to str.splitlines(), written as is too
+        "/mnt/next\x85line",
+        "/mnt/trailing\\040",  # a space at the end, escaped
+    ],
+)
+def test_a_mount_point_is_read_whole_whatever_unescaped_characters_it_holds(point: str) -> None:
+    text = MOUNTINFO + f"\n81 22 0:9 / {point} rw - nfs nas:/x rw\n" + LINES[3]
+    path = point.replace("\\040", " ")
+    assert mounts.parse_mountinfo(text)[-2] == Mount(path, "nfs", "nas:/x")
+    mount = filesystem_of(Path(path + "/reports"), text)
+    assert mount is not None and mount.mount_point == path

@@ -1,6 +1,8 @@
 """Property tests (Hypothesis) of the parsers users feed: report file-name dates, the
 workspace's date_range, ELOG records and dates, search_elog's since/until, and the rule
-that makes an ELOG query a regex.
+that makes an ELOG query a regex; and the paging contract of every search (a page at any
+offset is that slice of the whole ranking, and pages followed by next_offset join up).
+The query language has its own in tests/test_syntax.py.
 
 Each test draws at most a few hundred examples and has no deadline, so it takes the same
 short time on a busy machine; a failure prints the smallest example Hypothesis found.
@@ -10,22 +12,27 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
+from indexed import indexed_sample
 
 from indexer.config import settings_from_dict
 from indexer.sources.conversations import date_folder
 from indexer.sources.elog import SERVER_ZONE, parse_date, parse_logbook_file
 from indexer.sources.reports import date_from_name
+from query.commands import search_commands
 from query.context import QueryContext
 from query.elog import is_regex, required_literals, search_elog
 from query.elog.dates import Bound, check_dates
 from query.errors import TroveError
-from query.workspace import check_date_range
+from query.reports import search_reports
+from query.search_all import search
+from query.workspace import check_date_range, search_workspace
 
 # The conftest's autouse fixtures (HOME in tmp_path, no thread left) hold for the whole
 # test: sharing them between examples is what they are for.
@@ -548,3 +555,90 @@ def test_any_query_is_answered_or_refused_with_a_trove_error(
     else:
         assert answer.total >= len(answer.hits)
         assert answer.ranker is not None
+
+
+# --------------------------------------------------------------------------- pages of hits
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QueryContext]:
+    """The sample data in data/, indexed once for the module."""
+    ctx = indexed_sample(tmp_path_factory.mktemp("paging"))
+    yield ctx
+    ctx.close()
+
+
+# Every example asks two or more searches of the sample: fewer examples than the parsers'.
+PAGES = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+# Each search with the most hits one call answers, and queries that reach its tiers and
+# operators: exact words, a fragment, a question, a typo, a regex, no query at all, the
+# query language.
+SEARCHES: dict[str, tuple[Callable[..., Any], str, int, list[Any]]] = {
+    "reports": (search_reports, "results", 100, ["proxy", "e", "why do meetings fail", "tokn"]),
+    "conversations": (search_workspace, "results", 100, ["the", "token expiry", "tokn"]),
+    "commands": (search_commands, "results", 100, ["proxy", "log analysis"]),
+    "elog": (search_elog, "hits", 50, ["beam", "RF.*fault", None, "beem"]),
+    "everything": (
+        search,
+        "hits",
+        50,
+        [
+            "proxy",
+            "the",
+            '"token expiry" -meeting',
+            "proxy OR beam",
+            "in:reports since:2025-01-01 e",
+        ],
+    ),
+}
+
+
+@PAGES
+@given(
+    st.sampled_from(sorted(SEARCHES)).flatmap(
+        lambda kind: st.tuples(st.just(kind), st.sampled_from(SEARCHES[kind][3]))
+    ),
+    st.integers(1, 12),
+    st.integers(0, 60),
+)
+def test_a_page_at_any_offset_is_that_slice_of_the_whole_ranking_and_says_where_the_next_starts(
+    sample: QueryContext, asked: tuple[str, Any], n: int, offset: int
+) -> None:
+    kind, query = asked
+    call, hits, most, _ = SEARCHES[kind]
+    assume(offset + n <= most)
+    whole = call(sample, query, max_results=most, offset=0)
+    ranking = [h.model_dump() for h in getattr(whole, hits)]
+    page = call(sample, query, max_results=n, offset=offset)
+    assert [h.model_dump() for h in getattr(page, hits)] == ranking[offset : offset + n]
+    more = len(ranking) > offset + n or (whole.next_offset is not None)
+    assert page.next_offset == (offset + n if more else None)
+
+
+@PAGES
+@given(
+    st.sampled_from(sorted(SEARCHES)).flatmap(
+        lambda kind: st.tuples(st.just(kind), st.sampled_from(SEARCHES[kind][3]))
+    ),
+    st.integers(1, 9),
+)
+def test_following_next_offset_from_the_first_page_joins_up_to_the_whole_ranking(
+    sample: QueryContext, asked: tuple[str, Any], n: int
+) -> None:
+    kind, query = asked
+    call, hits, most, _ = SEARCHES[kind]
+    whole = call(sample, query, max_results=most, offset=0)
+    ranking = [h.model_dump() for h in getattr(whole, hits)]
+    joined: list[dict[str, Any]] = []
+    offset: int | None = 0
+    while offset is not None and offset + n <= most:
+        page = call(sample, query, max_results=n, offset=offset)
+        joined += [h.model_dump() for h in getattr(page, hits)]
+        offset = page.next_offset
+    assert joined == ranking[: len(joined)]
+    if offset is None:  # the last page: nothing left out, and no hit twice
+        assert joined == ranking

@@ -8,6 +8,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -23,7 +24,16 @@ from query.context import QueryContext
 from query.count_plan import PLANS as PLANS_OF_A_QUERY
 from query.count_plan import CountPlan
 from query.errors import TroveError
-from query.workspace import cache, check_date_range, limits, query_words, search_workspace, tiers
+from query.workspace import (
+    answers,
+    cache,
+    check_date_range,
+    limits,
+    query_words,
+    search_workspace,
+    tiers,
+)
+from query.workspace.lines import Line
 
 # The spec's folders, plus neighbours a month filter must leave out.
 CONVERSATIONS = {
@@ -887,8 +897,206 @@ def test_the_related_tier_answers_the_same_when_it_scores_every_line(
     sample_ctx: QueryContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     asked = [(q, k) for q, _ in SAMPLE_QUESTIONS for k in (1, 3, 10)]
-    answers = [search_workspace(sample_ctx, q, max_results=k) for q, k in asked]
-    assert any(r.match == "related" for a in answers for r in a.results)
+    found = [search_workspace(sample_ctx, q, max_results=k) for q, k in asked]
+    assert any(r.match == "related" for a in found for r in a.results)
     monkeypatch.setattr(tiers, "fills", lambda lines, k: False)
-    for (q, k), answer in zip(asked, answers, strict=True):
+    for (q, k), answer in zip(asked, found, strict=True):
         assert search_workspace(sample_ctx, q, max_results=k) == answer, q
+
+
+# --------------------------------------------------------------------------- a tier's answer
+# query/workspace/answers.py on lines made by hand.
+
+
+def _doc(conv: str, key: str | None = None, day: str = "2025-11-10") -> cache.Doc:
+    return cache.Doc(key or f"{day}/{conv}/conversation.md", day, conv, (day, conv))
+
+
+def _lines(*docs: cache.Doc) -> list[Line]:
+    return [Line(doc, n, 1.0, f"line {n}", 0, 4, -1) for n, doc in enumerate(docs, 1)]
+
+
+class _View:
+    """What answer_lines asks of a view: the original text of each file shown."""
+
+    def __init__(self, gone: set[str]) -> None:
+        self.gone = gone
+        self.asked: list[list[str]] = []
+
+    def originals(self, top: list[Line]) -> dict[str, str | None]:
+        self.asked.append([ln.doc.key for ln in top])
+        return {ln.doc.key: None if ln.doc.key in self.gone else "text" for ln in top}
+
+
+def test_newest_first_orders_by_conversation_newest_first_then_by_path() -> None:
+    old, new = _doc("001-a", day="2025-10-01"), _doc("002-b", day="2025-11-01")
+    notes = _doc("002-b", key="2025-11-01/002-b/notes.md", day="2025-11-01")
+    seg = cache.SegmentCache()
+    found = [(seg, old), (seg, notes), (seg, new)]
+    assert [d.key for _, d in answers.newest_first(found)] == [new.key, notes.key, old.key]
+
+
+def test_a_pick_shows_three_lines_of_each_conversation_before_the_others_lines() -> None:
+    a, b = _doc("a"), _doc("b")
+    lines = _lines(a, a, a, a, b, a)
+    assert limits.LINES_PER_CONVERSATION == 3
+    assert [ln.number for ln in answers.pick(lines, 10)] == [1, 2, 3, 5, 4, 6]
+    assert [ln.number for ln in answers.pick(lines, 5)] == [1, 2, 3, 5, 4]
+    assert [ln.number for ln in answers.pick(lines, 4)] == [1, 2, 3, 5]
+    assert [ln.number for ln in answers.pick(lines, 2)] == [1, 2]
+    assert answers.pick([], 3) == []
+
+
+def test_a_pick_fills_whether_its_k_lines_are_among_the_lines_given() -> None:
+    a, b = _doc("a"), _doc("b")
+    assert answers.fills(_lines(a, a, a, b), 4)
+    assert not answers.fills(_lines(a, a, a, a), 4)  # the fourth of a may yet be pushed out
+    assert answers.fills(_lines(a, a, a, a), 3)
+    assert not answers.fills([], 1)
+
+
+def test_an_answer_ranks_the_lines_and_counts_them_per_conversation() -> None:
+    a, b = _doc("a"), _doc("b")
+    lines = _lines(a, b, a, a, a)
+    view = _View(set())
+    answer = answers.answer_lines(view, lines, 2)  # type: ignore[arg-type]
+    assert [ln.number for ln in answer.top] == [1, 2]
+    assert [ln.rank for ln in lines] == [0, 1, 2, 3, 4]
+    assert answer.per_conversation == {a.conv: 4, b.conv: 1}
+    assert answer.total == 5
+    assert answer.originals == {a.key: "text", b.key: "text"}
+
+
+def test_an_answer_leaves_out_files_gone_since_the_index_read_them() -> None:
+    a, b, c = _doc("a"), _doc("b"), _doc("c")
+    view = _View({a.key})
+    answer = answers.answer_lines(view, _lines(a, b, a, c), 2)  # type: ignore[arg-type]
+    assert [ln.doc.key for ln in answer.top] == [b.key, c.key]
+    assert answer.per_conversation == {b.conv: 1, c.conv: 1}
+    assert answer.total == 2
+    assert view.asked == [[a.key, b.key], [b.key, c.key]]
+    assert answer.originals == {b.key: "text", c.key: "text"}
+
+
+# --------------------------------------------------------------------------- the tiers' order
+
+
+def _found(ctx: QueryContext, query: str, **kwargs: Any) -> list[tuple[str, int, str, float]]:
+    answer = search_workspace(ctx, query, max_results=20, **kwargs)
+    return [(r.conversation, r.line, r.match, r.score) for r in answer.results]
+
+
+def test_every_word_held_whole_scores_above_words_held_inside_others(
+    convs, make_settings, ctx_for
+) -> None:
+    convs(
+        {
+            "2025-10-01/001-whole/notes.md": "the proxy was slow today\n",
+            "2025-11-01/002-parts/notes.md": "the proxying was slowish\n",
+        }
+    )
+    found = _found(ctx_for(make_settings()), "slow proxy")
+    assert found == [("001-whole", 1, "words", 0.55), ("002-parts", 1, "words", 0.5)]
+
+
+def test_the_excerpt_of_a_long_line_shows_where_it_matched(convs, make_settings, ctx_for) -> None:
+    long_line = "filler " * 80 + "proxy slow here" + " trailing" * 40
+    convs({"2025-11-01/001-long/notes.md": "first line\n" + long_line + "\n"})
+    ctx = ctx_for(make_settings())
+    for query, match in (("slow proxy", "words"), ("proxies zebra", "related")):
+        (hit,) = search_workspace(ctx, query).results
+        assert (hit.line, hit.match) == (2, match), query
+        assert "proxy" in hit.excerpt and len(hit.excerpt) < len(long_line), query
+
+
+def test_words_too_common_to_narrow_by_still_find_every_line(
+    convs, make_settings, ctx_for, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    convs(
+        {
+            f"2025-11-{10 + i}/001-log{i}/notes.md": f"handshake {'retried' if i % 2 else 'ok'} tls\n"
+            for i in range(6)
+        }
+    )
+    ctx = ctx_for(make_settings())
+    narrowed = _found(ctx, "retried tls handshake x")
+    monkeypatch.setattr(limits, "MAX_WORD_TERMS", 0)  # no word narrows: every file is read
+    assert _found(ctx, "retried tls handshake x") == narrowed
+
+
+def test_related_lines_with_as_many_words_rank_by_bm25(convs, make_settings, ctx_for) -> None:
+    common = {f"2025-09-{i:02d}/00{i}-c/notes.md": "the proxy\n" for i in range(1, 6)}
+    convs(
+        common
+        | {
+            "2025-10-01/001-rare/notes.md": "a timeout\n",  # the rarer word: first
+            "2025-11-01/001-long/notes.md": "proxy " + "word " * 30 + "\n",  # longer: last
+            "2025-11-02/001-twice/notes.md": "proxy and proxy again\n",  # twice: above once
+        }
+    )
+    found = _found(ctx_for(make_settings()), "proxy timeout zebra")
+    order = [conv for conv, _, match, _ in found if match == "related"]
+    assert order[0] == "001-rare"
+    assert order[1] == "001-twice"
+    assert order[-1] == "001-long"
+
+
+def test_related_lines_leave_out_files_gone_since_the_index_read_them(
+    convs, make_settings, ctx_for, tmp_path: Path
+) -> None:
+    convs({f"2025-11-{10 + i}/001-c{i}/notes.md": "proxy here\n" for i in range(4)})
+    ctx = ctx_for(make_settings())
+    assert len(_found(ctx, "proxies zebra")) == 4  # indexed
+    (tmp_path / "conversations/2025-11-12/001-c2/notes.md").unlink()
+    (tmp_path / "conversations/2025-11-13/001-c3/notes.md").unlink()
+    answer = search_workspace(ctx, "proxies zebra")
+    assert [r.conversation for r in answer.results] == ["001-c1", "001-c0"]
+    assert answer.total_found == 2
+
+
+def test_related_lines_are_numbered_and_shown_as_in_the_file(convs, make_settings, ctx_for) -> None:
+    text = "\nintro\nthe proxy one\nmore\n\nproxy two here\n"
+    convs({"2025-11-01/001-c/notes.md": text})
+    answer = search_workspace(ctx_for(make_settings()), "proxies zebra")
+    assert [(r.line, r.excerpt, r.match) for r in answer.results] == [
+        (3, "the proxy one", "related"),
+        (6, "proxy two here", "related"),
+    ]
+
+
+def test_the_related_tier_reads_the_files_holding_most_words_first(
+    convs, make_settings, ctx_for, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    both = {f"2025-01-{i:02d}/001-both{i}/notes.md": "proxy timeout\n" for i in range(1, 4)}
+    one = {f"2025-11-{i:02d}/001-one{i}/notes.md": "proxy\n" for i in range(1, 8)}
+    convs(both | one)
+    monkeypatch.setattr(limits, "MAX_FILES_READ", 3)
+    found = _found(ctx_for(make_settings()), "proxy timeout zebra")
+    assert sorted(conv for conv, *_ in found) == ["001-both1", "001-both2", "001-both3"]
+
+
+def test_of_files_holding_as_many_words_the_rarer_words_are_read_first(
+    convs, make_settings, ctx_for, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rare = {f"2025-01-{i:02d}/001-rare{i}/notes.md": "timeout\n" for i in range(1, 3)}
+    common = {f"2025-11-{i:02d}/001-common{i}/notes.md": "proxy\n" for i in range(1, 8)}
+    convs(rare | common)
+    monkeypatch.setattr(limits, "MAX_FILES_READ", 4)
+    found = _found(ctx_for(make_settings()), "proxy timeout zebra")
+    # Both rare ones, then the newest of the rest.
+    assert sorted(conv for conv, *_ in found) == [
+        "001-common6",
+        "001-common7",
+        "001-rare1",
+        "001-rare2",
+    ]
+
+
+def test_exactly_max_files_read_files_are_read_without_a_note(
+    convs, make_settings, ctx_for, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    convs({f"2025-11-{i:02d}/001-c{i}/notes.md": "proxy\n" for i in range(1, 6)})
+    monkeypatch.setattr(limits, "MAX_FILES_READ", 5)
+    answer = search_workspace(ctx_for(make_settings()), "proxies zebra")
+    assert len(answer.results) == 5
+    assert "most promising" not in (answer.note or "")
