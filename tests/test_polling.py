@@ -853,3 +853,39 @@ def test_a_first_pass_that_fails_is_made_again_whole(write, tmp_path) -> None:
     assert w.poll() == set()
     write("reports/a/r2.md", "two")
     assert w.poll() == {("created", "reports/a/r2.md")}
+
+
+@pytest.mark.usefixtures("sweep_only")
+def test_the_sweep_goes_round_from_the_first_file_and_a_wrapping_slice_takes_only_those_due(
+    watch, write, tmp_path
+) -> None:
+    for i in range(5):
+        write(f"reports/a/r{i}.md", "same")
+    w = watch(interval_s=2.0, sweep_s=5.0, budget=0.0)  # 2 files a pass
+    order = [Path(p) for p in w.poller._order]  # as listed
+    assert w.poll() == set() and w.poll() == set()  # the first four
+    _edit(order[4])
+    _edit(order[1])
+    rel = [str(p.relative_to(tmp_path)) for p in order]
+    assert w.poll() == {("modified", rel[4])}  # the last, then the first again
+    assert w.poll() == {("modified", rel[1])}
+
+
+@pytest.mark.usefixtures("sweep_only")
+def test_a_folder_listed_again_is_not_listed_on_later_passes_while_it_stays_as_it_is(
+    watch, write, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write("reports/a/r1.md", "one")
+    w = watch()
+    write("reports/a/r2.md", "two")
+    assert w.poll() == {("created", "reports/a/r2.md")}
+    listed: list[str] = []
+    real = os.scandir
+
+    def listing(path: str) -> object:
+        listed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(polling.os, "scandir", listing)
+    assert w.poll() == set()
+    assert listed == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 from collections import Counter
@@ -982,7 +983,7 @@ def test_an_answer_leaves_out_files_gone_since_the_index_read_them() -> None:
 
 
 def _found(ctx: QueryContext, query: str, **kwargs: Any) -> list[tuple[str, int, str, float]]:
-    answer = search_workspace(ctx, query, max_results=20, **kwargs)
+    answer = search_workspace(ctx, query, **{"max_results": 20, **kwargs})
     return [(r.conversation, r.line, r.match, r.score) for r in answer.results]
 
 
@@ -1075,21 +1076,25 @@ def test_the_related_tier_reads_the_files_holding_most_words_first(
     assert sorted(conv for conv, *_ in found) == ["001-both1", "001-both2", "001-both3"]
 
 
+@pytest.mark.parametrize("limit", [3, 4])  # one file, or two, after the rare ones
+@pytest.mark.parametrize(("rare_word", "common_word"), [("timeout", "proxy"), ("proxy", "timeout")])
 def test_of_files_holding_as_many_words_the_rarer_words_are_read_first(
-    convs, make_settings, ctx_for, monkeypatch: pytest.MonkeyPatch
+    convs,
+    make_settings,
+    ctx_for,
+    monkeypatch: pytest.MonkeyPatch,
+    rare_word: str,
+    common_word: str,
+    limit: int,
 ) -> None:
-    rare = {f"2025-01-{i:02d}/001-rare{i}/notes.md": "timeout\n" for i in range(1, 3)}
-    common = {f"2025-11-{i:02d}/001-common{i}/notes.md": "proxy\n" for i in range(1, 8)}
+    rare = {f"2025-01-{i:02d}/001-rare{i}/notes.md": f"{rare_word}\n" for i in range(1, 3)}
+    common = {f"2025-11-{i:02d}/001-common{i}/notes.md": f"{common_word}\n" for i in range(1, 8)}
     convs(rare | common)
-    monkeypatch.setattr(limits, "MAX_FILES_READ", 4)
+    monkeypatch.setattr(limits, "MAX_FILES_READ", limit)
     found = _found(ctx_for(make_settings()), "proxy timeout zebra")
     # Both rare ones, then the newest of the rest.
-    assert sorted(conv for conv, *_ in found) == [
-        "001-common6",
-        "001-common7",
-        "001-rare1",
-        "001-rare2",
-    ]
+    newest = [f"001-common{i}" for i in range(10 - limit, 8)]
+    assert sorted(conv for conv, *_ in found) == [*newest, "001-rare1", "001-rare2"]
 
 
 def test_exactly_max_files_read_files_are_read_without_a_note(
@@ -1100,3 +1105,141 @@ def test_exactly_max_files_read_files_are_read_without_a_note(
     answer = search_workspace(ctx_for(make_settings()), "proxies zebra")
     assert len(answer.results) == 5
     assert "most promising" not in (answer.note or "")
+
+
+# --------------------------------------------------------------------------- tiers, closer
+
+
+@pytest.mark.parametrize(
+    ("query", "match"),
+    [("zebra crossing", "exact"), ("crossing zebra", "words"), ("zebras crossed", "related")],
+)
+def test_a_file_gone_before_any_search_read_it_is_skipped_in_every_tier(
+    convs, make_settings, ctx_for, tmp_path: Path, query: str, match: str
+) -> None:
+    convs(
+        {
+            "2025-06-01/001-a/x.md": "zebra crossing here\n",
+            "2025-06-02/001-b/x.md": "zebra crossing there\n",
+        }
+    )
+    settings = make_settings()
+    Syncer(settings, get_source("conversations")).reconcile()
+    (tmp_path / "conversations/2025-06-02/001-b/x.md").unlink()  # the newest: read first
+    answer = search_workspace(ctx_for(settings), query)
+    assert [(r.conversation, r.match) for r in answer.results] == [("001-a", match)]
+
+
+def test_the_words_tier_finds_every_line_when_no_word_narrows_the_files(
+    convs, make_settings, ctx_for, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    convs({f"2025-11-{10 + i}/001-log{i}/notes.md": f"handshake {i} tls\n" for i in range(4)})
+    monkeypatch.setattr(limits, "MAX_WORD_TERMS", 0)  # every word too common to narrow by
+    found = _found(ctx_for(make_settings()), "tls handshake")
+    assert [(conv, match) for conv, _, match, _ in found] == [
+        (f"001-log{i}", "words") for i in (3, 2, 1, 0)
+    ]
+
+
+@pytest.mark.parametrize("n", [4, 5])
+def test_the_words_tier_says_when_it_left_files_unread(
+    convs, make_settings, ctx_for, monkeypatch: pytest.MonkeyPatch, n: int
+) -> None:
+    convs({f"2025-11-{i:02d}/001-c{i}/notes.md": "tls handshake\n" for i in range(1, n + 1)})
+    monkeypatch.setattr(limits, "MAX_FILES_READ", 4)
+    answer = search_workspace(ctx_for(make_settings()), "handshake tls")
+    assert {r.match for r in answer.results} == {"words"} and len(answer.results) == 4
+    assert ("4 most promising files" in (answer.note or "")) == (n > 4)
+
+
+@pytest.mark.parametrize(
+    ("query", "match"), [("slow proxy", "words"), ("proxies zebra", "related")]
+)
+def test_the_excerpt_of_a_long_line_far_down_is_around_its_longest_word(
+    convs, make_settings, ctx_for, query: str, match: str
+) -> None:
+    long_line = "slow " + "filler " * 80 + "proxy" + " trailing" * 60
+    convs({"2025-11-01/001-long/notes.md": "first " * 200 + "\n" + long_line + "\n"})
+    (hit,) = search_workspace(ctx_for(make_settings()), query).results
+    assert (hit.line, hit.match) == (2, match)
+    assert "proxy" in hit.excerpt and not hit.excerpt.startswith("slow")
+
+
+def test_cjk_words_are_whole_words_wherever_they_stand(convs, make_settings, ctx_for) -> None:
+    convs({"2025-11-01/001-c/notes.md": "v2代理超时ok\n"})  # beside letters too
+    assert _found(ctx_for(make_settings()), "超时 代理") == [("001-c", 1, "words", 0.55)]
+
+
+def test_related_lines_hold_plain_and_cjk_words_alike(convs, make_settings, ctx_for) -> None:
+    convs(
+        {
+            "2025-11-01/001-plain/notes.md": "the proxy here\n",
+            "2025-11-02/001-cjk/notes.md": "设置代理\n",
+        }
+    )
+    found = _found(ctx_for(make_settings()), "proxy 代理 zebra")
+    assert sorted((conv, match) for conv, _, match, _ in found) == [
+        ("001-cjk", "related"),
+        ("001-plain", "related"),
+    ]
+
+
+def test_a_related_line_after_a_blank_first_line_is_numbered_from_it(
+    convs, make_settings, ctx_for
+) -> None:
+    convs({"2025-11-01/001-c/notes.md": "\nproxy here\n"})
+    assert _found(ctx_for(make_settings()), "proxies zebra") == [("001-c", 2, "related", 0.225)]
+
+
+# The related tier's order written out: lines holding more of the query's words first,
+# then by BM25 over the words (idf over the files, the line's tokens against 12), then in
+# the order the files are read: more words, then their summed idf, then newest.
+RELATED_WORDS = ["alpha", "bravo", "charlie", "delta"]
+FILLER = ["lorem", "ipsum", "dolor", "amet", "elit", "sed", "quis"]
+
+
+def _related_reference(lines: list[str]) -> list[tuple[int, float]]:
+    """(file index, score) of every line holding a word, best first: lines[i] is the only
+    line of the file dated day i + 1 (a later file is newer)."""
+    k1, b, avg = tiers.BM25_K1, tiers.BM25_B, tiers.BM25_AVG_TOKENS
+    counts = [Counter(t for t in line.split() if t in RELATED_WORDS) for line in lines]
+    df = [sum(1 for c in counts if w in c) for w in RELATED_WORDS]
+    live = len(lines)
+    idf = [math.log(1 + (live - d + 0.5) / (d + 0.5)) for d in df]
+    held = [[i for i, w in enumerate(RELATED_WORDS) if w in c] for c in counts]
+    read = sorted(
+        (i for i in range(live) if held[i]),
+        key=lambda i: (-len(held[i]), -sum(idf[j] for j in held[i]), -i),
+    )
+    scored = []
+    for i in read:
+        norm = k1 * (1 - b + b * len(lines[i].split()) / avg)
+        tf = {RELATED_WORDS.index(w): f for w, f in counts[i].items()}
+        bm25 = sum(idf[j] * f * (k1 + 1) / (f + norm) for j, f in tf.items())
+        scored.append((len(held[i]), bm25, i))
+    scored.sort(key=lambda s: (-s[0], -s[1]))  # stable: in the order read
+    n = len(RELATED_WORDS) + 1  # and the word no file holds
+    return [(i, round(tiers.RELATED_SCORE * h / n, 4)) for h, _, i in scored]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_related_lines_rank_as_bm25_written_out_says(
+    convs, make_settings, ctx_for, seed: int
+) -> None:
+    rng = random.Random(seed)
+    lines = []
+    for _ in range(30):
+        chosen = sorted(rng.sample(range(len(RELATED_WORDS)), rng.randint(1, 3)))
+        words = [RELATED_WORDS[i] for i in chosen for _ in range(rng.choice([1, 1, 2, 3]))]
+        lines.append(" ".join(words + rng.choices(FILLER, k=rng.randint(0, 30))))
+    convs(
+        {
+            f"2025-{1 + i // 28:02d}-{1 + i % 28:02d}/001-c{i}/notes.md": f"{line}\n"
+            for i, line in enumerate(lines)
+        }
+    )
+    found = _found(ctx_for(make_settings()), " ".join(RELATED_WORDS) + " zzqxv", max_results=100)
+    assert [(conv, match) for conv, _, match, _ in found] == [
+        (f"001-c{i}", "related") for i, _ in _related_reference(lines)
+    ]
+    assert [score for *_, score in found] == [score for _, score in _related_reference(lines)]
