@@ -158,3 +158,25 @@ def test_what_a_collection_does_not_want_belongs_to_none(where) -> None:
 def test_a_collection_without_a_root_claims_nothing(where, tmp_path: Path) -> None:
     assert where("commands/a.md") == []
     assert where(os.fspath(tmp_path)) == []
+
+
+def test_collections_whose_folders_coincide_or_nest_each_claim_what_they_want(
+    tmp_path: Path,
+) -> None:
+    shared = tmp_path / "shared"
+    roots = {"reports": shared, "conversations": shared, "elog": shared / "2025-01-01"}
+    settings = settings_from_dict({"sources": {n: str(p) for n, p in roots.items()}}, tmp_path)
+    sources = {n: get_source(n) for n in ("reports", "conversations", "elog")}
+
+    def where(path: Path, is_dir: bool = False) -> list[tuple[str, str]]:
+        return locate(settings, sources, str(path), is_dir)
+
+    # A folder reports does not want below its root: the others are asked all the same.
+    assert where(shared / "2025-01-01/s/notes.md") == [("conversations", "2025-01-01/s/notes.md")]
+    # A root that is also a folder of another collection: both.
+    assert where(shared, is_dir=True) == [("reports", ""), ("conversations", "")]
+    assert where(shared / "2025-01-01", is_dir=True) == [
+        ("reports", "2025-01-01"),
+        ("conversations", "2025-01-01"),
+        ("elog", ""),
+    ]
