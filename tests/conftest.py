@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import subprocess
 import threading
@@ -234,3 +235,15 @@ def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
         yield SmallDisk(path)
     finally:
         subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_restored() -> Iterator[None]:
+    """A command run in this process (typer's CliRunner) points the root logger at the
+    runner's stderr, which is closed after it: undone after every test, so that a later
+    test's log lines go nowhere closed."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
