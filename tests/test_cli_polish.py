@@ -554,6 +554,13 @@ def test_init_warns_of_a_missing_folder_and_refuses_a_file(tmp_path) -> None:
 # --------------------------------------------------------------------------- trove mcp
 
 
+def _as_a_shell_starts_it() -> None:
+    """SIGINT delivered and handled by default in the child, as a shell starts a command:
+    a disposition or mask this test process took from earlier tests is not inherited."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _mcp(config: str, stdin: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "query.cli", "--config", config, "mcp"],
@@ -561,6 +568,7 @@ def _mcp(config: str, stdin: int) -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=REPO,
+        preexec_fn=_as_a_shell_starts_it,  # noqa: PLW1509 (it only resets two signal settings)
     )
 
 
