@@ -26,9 +26,10 @@ depends on the query. The scan's answers are compared with trove's. Times are wa
 milliseconds on a warm page cache; ratios are the alternative's p50 over trove's p50.
 
 With ``--config``, the corpora are those of the trove.toml files given (one per size, in
-place of ``--sizes``), their indexes taken as they are: nothing is generated, built or
-written (gen_corpus.py's corpora of 10k and 100k reports, say, with their other
-collections). ``--kinds`` runs only the kinds named.
+place of ``--sizes``: gen_corpus.py's corpora of 10k and 100k reports, say, with their
+other collections), their indexes taken as they are: nothing is generated, built or
+written, and an index of another schema than this trove's is refused (a search would
+rebuild it). ``--kinds`` runs only the kinds named.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gen_corpus  # bench/ is not a package: its folder is on the path
 
-from indexer.config import load_settings
+from indexer.collection import CollectionIndex
+from indexer.config import Settings, load_settings
 from indexer.sources.base import is_hidden
 from indexer.sources.reports import ReportsSource, date_from_name
 from indexer.store import Syncer
@@ -299,6 +301,19 @@ def warm(root: Path, files: list[Path], index_dir: Path, have_rg: bool) -> None:
                     pass
 
 
+def as_built(settings: Settings) -> None:
+    """Exits unless the reports index is of this trove's schema: a search would rebuild
+    one of another (an index others share, say, by code older or newer than theirs)."""
+    marker = CollectionIndex(settings.index_dir, ReportsSource()).read_marker()
+    found = None if marker is None else marker.get("schema_version")
+    if found != ReportsSource.schema_version:
+        sys.exit(
+            f"{settings.index_dir / 'reports'}: schema {found}, this trove's is "
+            f"{ReportsSource.schema_version}; --config takes an index as it is, and a "
+            "search would rebuild it: run the code it was built with"
+        )
+
+
 def run_size(
     args: argparse.Namespace, size: int, have_rg: bool, config: Path | None = None
 ) -> dict[str, Any]:
@@ -308,6 +323,7 @@ def run_size(
         settings = load_settings(out / "trove.toml")
     else:
         settings = load_settings(config)
+        as_built(settings)
     root = settings.source_root("reports")
     assert root is not None
     if config is None:
