@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 
 from indexer.config import Settings, settings_from_dict
+from indexer.sources.registry import get_source
+from indexer.store import Syncer
 from query.context import QueryContext
 from query.errors import TroveError
 from query.forgiving import stem
-from query.reports import search_reports
+from query.reports import search_reports, tiers
+from query.reports.counting import segments_of
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -255,3 +258,38 @@ def test_a_judged_question_finds_its_report_among_the_best_three(
 ) -> None:
     top = [h.report_name for h in search_reports(sample_ctx, question, max_results=3).results]
     assert answers & set(top), top
+
+
+def test_a_cjk_word_some_report_holds_is_never_named_as_held_by_none(ctx_over) -> None:
+    ctx = ctx_over(CORPUS | {"other/x_20251107.md": "nothing here"})
+    answer = search_reports(ctx, "代理 zzqxv", command_filter="other")
+    assert answer.results == []
+    assert answer.note == (
+        "no report of command 'other' holds '代理 zzqxv' or any of its words; not in any "
+        "report: 'zzqxv' (no indexed word is close)"
+    )
+
+
+def test_bm25_takes_every_live_report_and_their_mean_lower_cased_size(tmp_path: Path) -> None:
+    first = {"a/one_20250101.md": "Ünïcode Text here", "a/two_20250102.md": "short"}
+    then = {"a/two_20250102.md": "short no more: longer", "b/three_20250103.md": "x" * 90}
+    s = settings(tmp_path)
+    for files in (first, then):  # two segments, the first report of 'two' deleted
+        for rel, text in files.items():
+            path = tmp_path / "reports" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        Syncer(s, get_source("reports")).reconcile()
+    texts = [(first | then)[rel].lower().encode() for rel in sorted(first | then)]
+    ctx = QueryContext.from_settings(s)
+    try:
+        with ctx.indexes.snapshot("reports") as snapshot:
+            assert snapshot is not None and len(snapshot.segments()) == 2
+            st = tiers.stats(segments_of(snapshot))
+    finally:
+        ctx.close()
+    assert st == tiers.Stats(3, sum(map(len, texts)) / 3)
+
+
+def test_bm25_over_no_report_takes_a_mean_size_of_one() -> None:
+    assert tiers.stats([]) == tiers.Stats(0, 1.0)
