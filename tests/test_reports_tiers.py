@@ -293,3 +293,16 @@ def test_bm25_takes_every_live_report_and_their_mean_lower_cased_size(tmp_path: 
 
 def test_bm25_over_no_report_takes_a_mean_size_of_one() -> None:
     assert tiers.stats([]) == tiers.Stats(0, 1.0)
+
+
+def test_an_empty_answer_says_why_in_so_many_words(ctx_over) -> None:
+    ctx = ctx_over(CORPUS | {"other/x_20251107.md": "nothing here"})
+    assert search_reports(ctx, "what about them").note == (
+        "no report holds 'what about them', and it has only words too common to search by "
+        "alone (stop words) or no words at all"
+    )
+    assert search_reports(ctx, "timeoutz zzqxv", command_filter="other").note == (
+        "no report of command 'other' holds 'timeoutz zzqxv' or any of its words; not in any "
+        "report: 'timeoutz' (closest indexed: timeout, timeouts), 'zzqxv' (no indexed word "
+        "is close)"
+    )
