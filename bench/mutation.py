@@ -157,7 +157,7 @@ def prepare(module: str, work: Path) -> None:
     listed = subprocess.run(
         # Tracked files and new ones git does not ignore, as they are in the working tree.
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
-        + ["query", "indexer", "tests", "data", "trove.toml"],
+        + ["query", "indexer", "tests", "data", "bench", "trove.toml"],
         cwd=REPO,
         check=True,
         capture_output=True,
