@@ -3,6 +3,7 @@ and judged plain-language, inflected and misspelt questions over the sample data
 
 from __future__ import annotations
 
+import random
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -306,3 +307,25 @@ def test_an_empty_answer_says_why_in_so_many_words(ctx_over) -> None:
         "report: 'timeoutz' (closest indexed: timeout, timeouts), 'zzqxv' (no indexed word "
         "is close)"
     )
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_last_word_kept_is_the_one_closests_pool_ends_at(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(seed)
+    for _ in range(200):
+        cap = rng.randint(1, 8)
+        monkeypatch.setattr(tiers, "MAX_CANDIDATES", cap)
+        n = rng.randint(3, 7)
+        word = "w" * n
+        # Words of letters by length, each once, as words_by_length makes them.
+        by_length = {
+            m: ["q" * (m - 1) + chr(97 + i) for i in range(rng.randint(0, 4))] for m in range(1, 12)
+        }
+        if rng.random() < 0.7:  # the word itself is indexed: closest leaves it out
+            by_length[n].insert(rng.randint(0, len(by_length[n])), word)
+        pool = [t for t in tiers._window(by_length, word) if t != word]
+        assert {len(t) for t in pool} <= set(range(n - 2, n + 3))
+        expected = pool[cap - 1] if len(pool) >= cap else None
+        assert tiers._last_kept(by_length, word) == expected, (cap, word, by_length)
