@@ -3,6 +3,7 @@ and judged plain-language, inflected and misspelt questions over the sample data
 
 from __future__ import annotations
 
+import random
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -11,10 +12,13 @@ from pathlib import Path
 import pytest
 
 from indexer.config import Settings, settings_from_dict
+from indexer.sources.registry import get_source
+from indexer.store import Syncer
 from query.context import QueryContext
 from query.errors import TroveError
 from query.forgiving import stem
-from query.reports import search_reports
+from query.reports import search_reports, tiers
+from query.reports.counting import segments_of
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -255,3 +259,73 @@ def test_a_judged_question_finds_its_report_among_the_best_three(
 ) -> None:
     top = [h.report_name for h in search_reports(sample_ctx, question, max_results=3).results]
     assert answers & set(top), top
+
+
+def test_a_cjk_word_some_report_holds_is_never_named_as_held_by_none(ctx_over) -> None:
+    ctx = ctx_over(CORPUS | {"other/x_20251107.md": "nothing here"})
+    answer = search_reports(ctx, "代理 zzqxv", command_filter="other")
+    assert answer.results == []
+    assert answer.note == (
+        "no report of command 'other' holds '代理 zzqxv' or any of its words; not in any "
+        "report: 'zzqxv' (no indexed word is close)"
+    )
+
+
+def test_bm25_takes_every_live_report_and_their_mean_lower_cased_size(tmp_path: Path) -> None:
+    first = {"a/one_20250101.md": "Ünïcode Text here", "a/two_20250102.md": "short"}
+    then = {"a/two_20250102.md": "short no more: longer", "b/three_20250103.md": "x" * 90}
+    s = settings(tmp_path)
+    for files in (first, then):  # two segments, the first report of 'two' deleted
+        for rel, text in files.items():
+            path = tmp_path / "reports" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        Syncer(s, get_source("reports")).reconcile()
+    texts = [(first | then)[rel].lower().encode() for rel in sorted(first | then)]
+    ctx = QueryContext.from_settings(s)
+    try:
+        with ctx.indexes.snapshot("reports") as snapshot:
+            assert snapshot is not None and len(snapshot.segments()) == 2
+            st = tiers.stats(segments_of(snapshot))
+    finally:
+        ctx.close()
+    assert st == tiers.Stats(3, sum(map(len, texts)) / 3)
+
+
+def test_bm25_over_no_report_takes_a_mean_size_of_one() -> None:
+    assert tiers.stats([]) == tiers.Stats(0, 1.0)
+
+
+def test_an_empty_answer_says_why_in_so_many_words(ctx_over) -> None:
+    ctx = ctx_over(CORPUS | {"other/x_20251107.md": "nothing here"})
+    assert search_reports(ctx, "what about them").note == (
+        "no report holds 'what about them', and it has only words too common to search by "
+        "alone (stop words) or no words at all"
+    )
+    assert search_reports(ctx, "timeoutz zzqxv", command_filter="other").note == (
+        "no report of command 'other' holds 'timeoutz zzqxv' or any of its words; not in any "
+        "report: 'timeoutz' (closest indexed: timeout, timeouts), 'zzqxv' (no indexed word "
+        "is close)"
+    )
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_last_word_kept_is_the_one_closests_pool_ends_at(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(seed)
+    for _ in range(200):
+        cap = rng.randint(1, 8)
+        monkeypatch.setattr(tiers, "MAX_CANDIDATES", cap)
+        n = rng.randint(3, 7)
+        word = "w" * n
+        # Words of letters by length, each once, as words_by_length makes them.
+        by_length = {
+            m: ["q" * (m - 1) + chr(97 + i) for i in range(rng.randint(0, 4))] for m in range(1, 12)
+        }
+        if rng.random() < 0.7:  # the word itself is indexed: closest leaves it out
+            by_length[n].insert(rng.randint(0, len(by_length[n])), word)
+        pool = [t for t in tiers._window(by_length, word) if t != word]
+        assert {len(t) for t in pool} <= set(range(n - 2, n + 3))
+        expected = pool[cap - 1] if len(pool) >= cap else None
+        assert tiers._last_kept(by_length, word) == expected, (cap, word, by_length)

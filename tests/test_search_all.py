@@ -609,11 +609,25 @@ def test_only_the_elog_may_be_asked_without_words() -> None:
 def test_without_words_the_newest_entries_of_the_logbook_are_listed_in_pages(
     ctx: QueryContext,
 ) -> None:
-    answer = search(ctx, "in:elog", max_results=50)  # 51 wanted: two pages of the ELOG
-    newest = search_elog(ctx, None, max_results=50)
+    # From the 6th, 50 and one more wanted: a page of the ELOG's 50, then one of 6.
+    answer = search(ctx, "in:elog", max_results=50, offset=5)
+    newest = search_elog(ctx, None, max_results=50, offset=5)
     assert [h.id for h in answer.hits] == [h.id for h in newest.hits]
     assert {h.match for h in answer.hits} == {"newest"}
-    assert answer.next_offset == 50 and answer.by_collection == {"elog": newest.total}
+    assert answer.next_offset == 55 and answer.by_collection == {"elog": newest.total}
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("category", "Problem"), ("system", "RF"), ("domain", "Aramis")]
+)
+def test_an_elog_filter_of_the_query_is_the_logbooks_own(
+    ctx: QueryContext, key: str, value: str
+) -> None:
+    answer = search(ctx, f"beam {key}:{value}", max_results=50)
+    filters: dict[str, Any] = {key: value}
+    own = search_elog(ctx, "beam", max_results=50, **filters)
+    assert 0 < own.total < search_elog(ctx, "beam").total
+    assert [h.id for h in answer.hits] == [h.id for h in own.hits]
 
 
 def test_a_regex_hit_of_the_logbook_matched_by_its_words(ctx: QueryContext) -> None:

@@ -194,6 +194,14 @@ MALFORMED = [
     ("a since:2025-10 until:2025-09", "until:2025-09", 17, "2025-09-30 is before since: 2025-10"),
     ("a until:2024 since:2025", "until:2024", 3, "until: 2024-12-31 is before"),
     ("a command:x command:y", "command:y", 13, "given twice with different values (also"),
+    # Followed by more: the message names the term alone.
+    ("a in:reports,,elog b", "in:reports,,elog", 3, "an empty collection name"),
+    (
+        "a command:x command:y b",
+        "command:y",
+        13,
+        "given twice with different values (also 'command:x' at column 3); give one",
+    ),
     ("a since:2025 since:2024", "since:2024", 14, "'since:2025' at column 3"),
     ("a until:2025-01 until:2025-02", "until:2025-02", 17, "given twice"),
     ("a category:RF category:Beam", "category:Beam", 15, "given twice"),
