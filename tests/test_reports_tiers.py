@@ -286,14 +286,15 @@ def test_bm25_takes_every_live_report_and_their_mean_lower_cased_size(tmp_path: 
     try:
         with ctx.indexes.snapshot("reports") as snapshot:
             assert snapshot is not None and len(snapshot.segments()) == 2
-            st = tiers.stats(segments_of(snapshot))
+            segments = segments_of(snapshot)
+            st = tiers.stats(segments, tiers.report_sizes({}, segments))
     finally:
         ctx.close()
     assert st == tiers.Stats(3, sum(map(len, texts)) / 3)
 
 
 def test_bm25_over_no_report_takes_a_mean_size_of_one() -> None:
-    assert tiers.stats([]) == tiers.Stats(0, 1.0)
+    assert tiers.stats([], []) == tiers.Stats(0, 1.0)
 
 
 def test_an_empty_answer_says_why_in_so_many_words(ctx_over) -> None:
