@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -129,20 +130,23 @@ def search(
     failed: list[TroveError] = []
     deep: list[str] = []  # collections whose hits were checked up to SCAN_DEPTH
     read: list[Freshness] = []
+    why_none: list[str] = []  # the collections' own words for finding nothing
     for order, name in enumerate(scope.names):
         try:
-            hits, total, fresh, cut = _collection(ctx, name, parsed, scope, texts, want)
+            found = _collection(ctx, name, parsed, scope, texts, want)
         except TroveError as exc:
             if exc.is_input_error and len(scope.names) == 1:
                 raise
             problems.append(f"{name}: {exc.message}")
             failed.append(exc)
             continue
-        read.append(fresh)
-        by_collection[name] = total
-        if cut:
+        read.append(found.fresh)
+        by_collection[name] = found.total
+        if found.cut:
             deep.append(name)
-        for rank, hit in enumerate(hits, 1):
+        if not found.hits and found.note:
+            why_none.append(f"{name}: {found.note}")
+        for rank, hit in enumerate(found.hits, 1):
             hit.score = round(1.0 / (RRF_K + rank), 6)
             fused.append((hit.score, order, hit))
     if failed and not by_collection:  # no collection could be searched: that is the answer
@@ -155,7 +159,9 @@ def search(
         if deep
         else None
     )
-    notes = [n for n in (parsed.describe(), checked, "; ".join(problems)) if n]
+    # Why nothing was found, in each collection's words, when nothing was.
+    empty = "; ".join(why_none) if not fused else None
+    notes = [n for n in (parsed.describe(), checked, empty, "; ".join(problems)) if n]
     answer = SearchResponse(
         hits=[hit for _, _, hit in shown],
         by_collection=by_collection,
@@ -244,14 +250,16 @@ def _collection(
     scope: Scope,
     texts: HitTexts,
     want: int,
-) -> tuple[list[Hit], int, Freshness, bool]:
+) -> _Found:
     """One collection's first ``want`` hits of the query, every alternative (OR) searched
     and their lists united (best rank first); how many match (exactly when nothing is
     admitted hit by hit, else how many were found); the freshness of the last page read;
-    whether SCAN_DEPTH cut an alternative's search short."""
+    whether SCAN_DEPTH cut an alternative's search short; the notes of the searches that
+    found nothing (why, in the collection's own words)."""
     clauses: list[syntax.Clause | None] = list(parsed.alternatives) or [None]
     lists: list[list[Hit]] = []
     total, fresh, cut_short = 0, None, False
+    notes: list[str] = []
     for clause in clauses:
         words = clause.words_text() if clause is not None else None
         page_of = _pages(ctx, name, words, scope)
@@ -280,14 +288,19 @@ def _collection(
         # A command search costs as much for a hundred commands as for ten (its tiers
         # score every command): one checked hit by hit asks for its largest page at once.
         first = PAGE_SIZES[name] if checked and name == "commands" else want
-        hits, found, fresh, cut = _first(page_of, PAGE_SIZES[name], want, admits, depth, first)
-        lists.append(hits)
-        total += found
-        cut_short = cut_short or cut
+        found = _first(page_of, PAGE_SIZES[name], want, admits, depth, first)
+        lists.append(found.hits)
+        total += found.total
+        fresh = found.fresh
+        cut_short = cut_short or found.cut
+        if not found.hits and found.note and found.note not in notes:
+            notes.append(found.note)
     exact = len(clauses) == 1 and _admits_all(name, parsed, scope)
     united = lists[0] if len(lists) == 1 else _united(lists, want)
     assert fresh is not None
-    return united, total if exact else len(united), fresh, cut_short
+    return _Found(
+        united, total if exact else len(united), fresh, cut_short, "; ".join(notes) or None
+    )
 
 
 def _admits_all(name: str, parsed: syntax.Parsed, scope: Scope) -> bool:
@@ -312,9 +325,26 @@ def _united(lists: list[list[Hit]], want: int) -> list[Hit]:
     return [hit for _, _, hit in sorted(best.values(), key=lambda t: t[:2])][:want]
 
 
-# A page of one collection's hits: the hits, how many match in all, the freshness, and
-# the offset of the next page (None: no more).
-_Page = tuple[list["Hit"], int, Freshness, int | None]
+class _Page(NamedTuple):
+    """A page of one collection's hits."""
+
+    hits: list[Hit]
+    total: int  # how many match in all
+    fresh: Freshness
+    more: int | None  # the offset of the next page (None: no more)
+    note: str | None  # the search's own note (why it found nothing, what it corrected)
+
+
+class _Found(NamedTuple):
+    """One collection's hits admitted by the query, as _first reads them."""
+
+    hits: list[Hit]
+    total: int  # how many match in all
+    fresh: Freshness  # of the last page read
+    cut: bool  # whether the depth cut the search short
+    note: str | None  # the first page's note
+
+
 # The largest page each collection's search gives.
 PAGE_SIZES = {"reports": 100, "commands": 100, "conversations": 100, "elog": 50}
 
@@ -340,10 +370,10 @@ def _until_words_end(page_of: Callable[[int, int], _Page]) -> Callable[[int, int
     related or fuzzy tier (it answers from one tier: every page is of the same)."""
 
     def pages(n: int, at: int) -> _Page:
-        hits, total, fresh, more = page_of(n, at)
-        if hits and hits[0].match in ("related", "fuzzy"):
-            return [], total, fresh, None
-        return hits, total, fresh, more
+        page = page_of(n, at)
+        if page.hits and page.hits[0].match in ("related", "fuzzy"):
+            return page._replace(hits=[], more=None)
+        return page
 
     return pages
 
@@ -355,10 +385,10 @@ def _first(
     admits: Callable[[Hit], bool],
     depth: int = tools.MAX_WINDOW,
     first: int | None = None,
-) -> tuple[list[Hit], int, Freshness, bool]:
+) -> _Found:
     """A collection's first ``want`` hits that ``admits`` (fewer if it has no more) among
     its first ``depth``, read page after page; how many match in all; the freshness of the
-    last page read; whether ``depth`` cut the search short.
+    last page read; whether ``depth`` cut the search short; the first page's note.
 
     The first page asks for ``first`` hits (``want`` unless said); once some were not
     admitted, each next page is twice the last, up to ``size``, the largest the search
@@ -367,18 +397,20 @@ def _first(
     hits: list[Hit] = []
     at = 0
     n = min(size, want if first is None else first)
+    note: str | None = None
     while True:
-        found, total, fresh, more = page_of(min(n, depth - at), at)
-        for hit in found:
+        page = page_of(min(n, depth - at), at)
+        note = page.note if at == 0 else note
+        for hit in page.hits:
             if admits(hit):
                 hits.append(hit)
                 if len(hits) == want:
-                    return hits, total, fresh, False
-        if more is None:
-            return hits, total, fresh, False
-        if more >= depth:
-            return hits, total, fresh, depth < tools.MAX_WINDOW
-        at, n = more, min(size, 2 * n)
+                    return _Found(hits, page.total, page.fresh, False, note)
+        if page.more is None:
+            return _Found(hits, page.total, page.fresh, False, note)
+        if page.more >= depth:
+            return _Found(hits, page.total, page.fresh, depth < tools.MAX_WINDOW, note)
+        at, n = page.more, min(size, 2 * n)
 
 
 def _day(value: str | None, name: str) -> date | None:
@@ -411,7 +443,7 @@ def _within(when: str | None, low: date | None, high: date | None) -> bool:
 def _reports(ctx: QueryContext, text: str, n: int, at: int, command: str | None) -> _Page:
     answer = search_reports(ctx, text, command_filter=command, max_results=n, offset=at)
     hits = report_hits(answer.results)
-    return hits, at + len(hits), answer.freshness, answer.next_offset
+    return _Page(hits, at + len(hits), answer.freshness, answer.next_offset, answer.note)
 
 
 def report_hits(results: Iterable[ReportHit]) -> list[Hit]:
@@ -450,7 +482,7 @@ def _commands(ctx: QueryContext, text: str, n: int, at: int) -> _Page:
         )
         for c in answer.results
     ]
-    return hits, answer.total_found, answer.freshness, answer.next_offset
+    return _Page(hits, answer.total_found, answer.freshness, answer.next_offset, answer.note)
 
 
 def _conversations(ctx: QueryContext, text: str, n: int, at: int) -> _Page:
@@ -471,7 +503,7 @@ def _conversations(ctx: QueryContext, text: str, n: int, at: int) -> _Page:
         )
         for w in answer.results
     ]
-    return hits, answer.total_found, answer.freshness, answer.next_offset
+    return _Page(hits, answer.total_found, answer.freshness, answer.next_offset, answer.note)
 
 
 def _elog(ctx: QueryContext, text: str | None, n: int, at: int, scope: Scope) -> _Page:
@@ -487,7 +519,8 @@ def _elog(ctx: QueryContext, text: str | None, n: int, at: int, scope: Scope) ->
         offset=at,
     )
     unmatched = "words" if text else "newest"
-    return elog_hits(answer.hits, unmatched), answer.total, answer.freshness, answer.next_offset
+    hits = elog_hits(answer.hits, unmatched)
+    return _Page(hits, answer.total, answer.freshness, answer.next_offset, answer.note)
 
 
 def elog_hits(found: Iterable[ElogHit], unmatched: str = "words") -> list[Hit]:

@@ -424,14 +424,14 @@ def _fake(count: int, size: int, dated: bool = True) -> tuple[list[tuple[int, in
             for i in range(at, min(at + n, count))
         ]
         more = at + n if at + n < count else None
-        return found, count, fresh, more
+        return search_all._Page(found, count, fresh, more, None)
 
     return asked, page_of
 
 
 def test_a_collection_is_read_page_after_page_until_it_holds_the_hits_wanted() -> None:
     asked, page_of = _fake(250, 100)
-    hits, total, _, _ = search_all._first(page_of, 100, 230, lambda h: True)
+    hits, total, *_ = search_all._first(page_of, 100, 230, lambda h: True)
     assert [h.id for h in hits] == [str(i) for i in range(230)]
     assert total == 250
     assert asked == [(100, 0), (100, 100), (100, 200)]
@@ -439,14 +439,14 @@ def test_a_collection_is_read_page_after_page_until_it_holds_the_hits_wanted() -
 
 def test_a_collection_that_ends_first_gives_what_it_has() -> None:
     asked, page_of = _fake(120, 100)
-    hits, _, _, _ = search_all._first(page_of, 100, 500, lambda h: True)
+    hits, *_ = search_all._first(page_of, 100, 500, lambda h: True)
     assert len(hits) == 120 and asked == [(100, 0), (100, 100)]
 
 
 def test_a_collection_is_read_until_enough_hits_fall_in_the_dates() -> None:
     asked, page_of = _fake(400, 100)
     day = date(2025, 1, 2)  # every other hit
-    hits, _, _, _ = search_all._first(
+    hits, *_ = search_all._first(
         page_of, 100, 120, lambda h: search_all._within(h.date, day, day)
     )
     assert [h.id for h in hits] == [str(i) for i in range(1, 240, 2)]
@@ -458,7 +458,7 @@ def test_a_collection_is_read_until_enough_hits_fall_in_the_dates() -> None:
 def test_a_collection_is_never_read_past_the_first_1000_hits() -> None:
     asked, page_of = _fake(5000, 75)  # the last page the window allows holds 25
     day = date(2025, 1, 2)
-    hits, _, _, _ = search_all._first(
+    hits, *_ = search_all._first(
         page_of, 75, 1000, lambda h: search_all._within(h.date, day, day)
     )
     assert len(hits) == 500
@@ -653,3 +653,27 @@ def test_the_note_says_how_the_query_was_read_then_what_failed(ctx: QueryContext
     assert answer.note.startswith(
         "read as: beam.*(, without zzz; elog: query 'beam.*(' reads as a regular expression"
     )
+
+
+def test_when_nothing_is_found_each_collection_says_why_in_its_own_words(
+    ctx: QueryContext,
+) -> None:
+    word = "zzqxvw"
+    answer = search(ctx, word)
+    assert answer.hits == []
+    own = {
+        "reports": search_reports(ctx, word).note,
+        "conversations": search_workspace(ctx, word).note,
+        "elog": search_elog(ctx, word).note,
+    }
+    assert all(own.values()), own
+    assert answer.note == "; ".join(f"{name}: {note}" for name, note in own.items())
+
+
+def test_the_collections_own_notes_are_left_out_when_something_was_found(
+    ctx: QueryContext,
+) -> None:
+    answer = search(ctx, "in:reports,elog klystron")
+    assert answer.hits and answer.by_collection["reports"] == 0
+    assert search_reports(ctx, "klystron").note  # it says why it found none, alone
+    assert answer.note == "read as: klystron, in reports and elog"

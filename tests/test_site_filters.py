@@ -176,3 +176,14 @@ def test_a_hostile_command_filter_names_the_command_it_searched(client: TestClie
     box = [a for tag, a in parsed(page.text).tags if a.get("id") == "q"]
     assert box[0].get("value") == f'{MARK} command:"{H_FOLDER}"'
     assert panel_value(page.text, "command", H_FOLDER)
+
+
+def test_a_search_that_finds_nothing_shows_why_in_the_logbooks_own_words(
+    client: TestClient,
+) -> None:
+    page = client.get("/", params={"q": "in:elog zzqxvw"})
+    assert page.status_code == 200
+    notes = re.findall(r'<p class="note read-as">(.*?)</p>', page.text, re.DOTALL)
+    assert notes == [
+        "read as: zzqxvw, in elog; elog: no entry holds &#39;zzqxvw&#39; (nor a word close to it)"
+    ]
