@@ -446,9 +446,7 @@ def test_a_collection_that_ends_first_gives_what_it_has() -> None:
 def test_a_collection_is_read_until_enough_hits_fall_in_the_dates() -> None:
     asked, page_of = _fake(400, 100)
     day = date(2025, 1, 2)  # every other hit
-    hits, *_ = search_all._first(
-        page_of, 100, 120, lambda h: search_all._within(h.date, day, day)
-    )
+    hits, *_ = search_all._first(page_of, 100, 120, lambda h: search_all._within(h.date, day, day))
     assert [h.id for h in hits] == [str(i) for i in range(1, 240, 2)]
     # Once a hit was left out, each page is twice the last (up to the largest), from
     # where the last one ended.
@@ -458,9 +456,7 @@ def test_a_collection_is_read_until_enough_hits_fall_in_the_dates() -> None:
 def test_a_collection_is_never_read_past_the_first_1000_hits() -> None:
     asked, page_of = _fake(5000, 75)  # the last page the window allows holds 25
     day = date(2025, 1, 2)
-    hits, *_ = search_all._first(
-        page_of, 75, 1000, lambda h: search_all._within(h.date, day, day)
-    )
+    hits, *_ = search_all._first(page_of, 75, 1000, lambda h: search_all._within(h.date, day, day))
     assert len(hits) == 500
     assert sum(n for n, _ in asked) == 1000
     assert all(at + n <= 1000 for n, at in asked)

@@ -552,6 +552,43 @@ def test_a_parallel_build_whose_workers_fill_their_memory_writes_more_segments_a
     assert content_hits(s, ReportsSource(), "unique577") == {"c1/r577.md"}
 
 
+def test_a_parallel_builds_worker_frees_each_segments_postings_before_the_next(
+    make_settings, write, monkeypatch
+) -> None:
+    """A worker ends a segment when its postings fill its memory: the writer of the
+    segment it ended must be gone (its postings with it) when the next one starts, or
+    the worker's memory grows with every segment it writes."""
+    import weakref
+
+    from indexer import store
+    from indexer.engine.whoosh import inverting, writing
+
+    def small_workers(self, codec, parallel, cpus):
+        return inverting.TroveMpWriter(
+            self.native, procs=2, limitmb=1, multisegment=True, codec=codec
+        )
+
+    made: list[weakref.ref[inverting.TroveSegmentWriter]] = []
+    init = inverting.TroveSegmentWriter.__init__
+
+    def minding_the_last(self, *args, **kwargs):
+        if any(writer() is not None for writer in made):
+            os._exit(5)  # in the worker: a writer of an ended segment is still held
+        init(self, *args, **kwargs)
+        made.append(weakref.ref(self))
+
+    monkeypatch.setattr(store, "PARALLEL_THRESHOLD", 50)
+    monkeypatch.setattr(writing.WhooshIndex, "_writer", small_workers)
+    monkeypatch.setattr(inverting.TroveSegmentWriter, "__init__", minding_the_last)
+    s = make_settings()
+    for i in range(600):
+        words = " ".join(f"w{(i * 7 + j) % 900}" for j in range(120))
+        write(f"reports/c{i % 4}/r{i}.md", f"common unique{i} {words}")
+    assert Syncer(s, ReportsSource()).reconcile().added == 600
+    index = CollectionIndex(s.index_dir, ReportsSource()).open()
+    assert index is not None and len(index.segments()) > 3  # workers started new writers
+
+
 def test_a_parallel_build_fails_when_a_worker_dies_and_the_index_keeps_what_it_had(
     make_settings, write, monkeypatch
 ) -> None:
@@ -579,6 +616,31 @@ def test_a_parallel_build_fails_when_a_worker_dies_and_the_index_keeps_what_it_h
     assert set(indexed_keys(s, ReportsSource())) == {"c0/first.md"}
     monkeypatch.setattr(inverting.TroveSegmentWriter, "add_document", add_document)
     assert Syncer(s, ReportsSource()).reconcile().added == 120
+
+
+def test_a_parallel_build_whose_workers_die_early_fails_rather_than_waiting_for_them(
+    make_settings, write, monkeypatch, caplog
+) -> None:
+    """More job files than the workers' queue holds: with every worker gone, the build
+    must not wait forever for room in it; the index it began, empty, is not damaged."""
+    from whoosh.writing import IndexingError  # noqa: TID251 (the engine's own error)
+
+    from indexer import store
+    from indexer.engine.whoosh import inverting
+
+    monkeypatch.setattr(store, "PARALLEL_THRESHOLD", 50)
+    s = make_settings()
+    for i in range(2000):
+        write(f"reports/c{i % 4}/r{i}.md", f"common unique{i}")
+
+    def dies(self, **fields):
+        os._exit(9)  # as the OOM killer would end it
+
+    monkeypatch.setattr(inverting.TroveSegmentWriter, "add_document", dies)
+    with pytest.raises(IndexingError, match=r"ended mid-build \(exit codes 9"):
+        Syncer(s, ReportsSource()).reconcile()
+    assert indexed_keys(s, ReportsSource()) == {}
+    assert "damaged" not in caplog.text
 
 
 def test_a_parallel_build_stopped_while_its_files_are_read_leaves_no_worker_and_no_document(

@@ -13,6 +13,7 @@ the same, byte for byte (tests/test_engine_whoosh_codec.py).
 from __future__ import annotations
 
 import gc
+import pickle
 import queue
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from typing import Any
 
 from whoosh.fields import FieldType
 from whoosh.multiproc import MpWriter, SubWriterTask
+from whoosh.util import random_name
 from whoosh.writing import IndexingError, PostingPool, SegmentWriter
 
 from indexer.engine.postings import Numbering
@@ -278,7 +280,8 @@ class _SubWriterTask(SubWriterTask):
             self._process_file(*job)
             if writer.pool.full:
                 segments.append(writer._finalize_segment())
-                writer = self._writer(ix)
+                del writer  # (the collection in _next_writer frees it)
+                writer = self._next_writer(ix)
         if not self.running:
             writer.cancel()
             return
@@ -288,10 +291,24 @@ class _SubWriterTask(SubWriterTask):
             writer._close_segment()
         self.resultqueue.put((None, writer.pool.fieldnames, segments), timeout=5)
 
+    writer: TroveSegmentWriter | None
+
+    def _next_writer(self, ix: Any) -> TroveSegmentWriter:
+        """A writer for the next segment, the last one's memory freed first. A writer
+        lives in reference cycles (Whoosh 2.7.4's FileStorage.create keeps the
+        FileExistsError of each temporary folder it makes in a local, and its traceback
+        holds the frames up to the writer's __init__), which only the cyclic collector
+        frees, and it is paused here: without this, a worker kept every segment's
+        postings until it ended (at 10k reports in 16 MB segments, 240 MB against 100;
+        the likely cause of the 7.8 GB each worker held at ~450k reports)."""
+        self.writer = None
+        gc.collect()
+        return self._writer(ix)
+
     def _writer(self, ix: Any) -> TroveSegmentWriter:
-        self.writer = TroveSegmentWriter(ix, _lk=False, **self.kwargs)
-        self.writer.pool.spill = False
-        return self.writer
+        writer = self.writer = TroveSegmentWriter(ix, _lk=False, **self.kwargs)
+        writer.pool.spill = False
+        return writer
 
 
 class TroveMpWriter(_CleansDerived, MpWriter):
@@ -335,6 +352,34 @@ class TroveMpWriter(_CleansDerived, MpWriter):
                 waiting.close()
         finally:
             SegmentWriter.cancel(self)
+
+    docbuffer: list[Any]
+
+    def _enqueue(self) -> None:
+        """MpWriter._enqueue (Whoosh 2.7.4): the buffered documents to a job file, its
+        name handed to the workers; but while the queue is full, a worker that ended
+        fails the build (IndexingError) rather than leaving this process waiting
+        forever for room no worker will make (a worker killed, by the OOM killer say)."""
+        filename = f"{random_name()}.doclist"
+        with self.temp_storage().create_file(filename).raw_file() as f:
+            for item in self.docbuffer:
+                pickle.dump(item, f, 2)
+        if len(self.tasks) < self.procs:
+            self._new_task()
+        job = (filename, len(self.docbuffer))
+        while True:
+            try:
+                self.jobqueue.put(job, timeout=RESULT_POLL_S)
+                break
+            except queue.Full:
+                ended = [task for task in self.tasks if not task.is_alive()]
+                if ended:
+                    codes = ", ".join(str(task.exitcode) for task in ended)
+                    raise IndexingError(
+                        f"{len(ended)} of {len(self.tasks)} indexing processes ended "
+                        f"mid-build (exit codes {codes})"
+                    ) from None
+        self.docbuffer = []
 
     def _commit(self, mergetype: Any, optimize: Any, merge: Any) -> None:
         """MpWriter._commit (Whoosh 2.7.4) for multisegment: each worker's result

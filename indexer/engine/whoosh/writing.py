@@ -148,6 +148,8 @@ class WhooshIndex:
             if fast != records:
                 raise ValueError(f"the {FILE_STAT} column disagrees with the file records")
             for leaf, _ in reader.leaf_readers():
+                if leaf.doc_count_all() == 0:
+                    continue  # an index of no segment reads as one EmptyReader
                 for (name, tbytes), info in leaf._terms.items():
                     info.doc_frequency()
                     if not isinstance(schema[name], (NUMERIC, BOOLEAN)):
