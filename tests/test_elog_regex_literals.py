@@ -3,7 +3,9 @@
 Narrowing by a literal the regex does not need would lose matches, so the property
 checked here is that every string the ``regex`` package matches holds what
 ``required_literals`` asks for. The strings come from random patterns built with a
-sampler of strings that match them, and from random text.
+sampler of strings that match them, and from random text. Last, the worker threads
+that match a regex over the candidates (query/elog/regex_search.py) find what one loop
+does, whatever the number of candidates and of cores.
 """
 
 from __future__ import annotations
@@ -287,3 +289,27 @@ def test_the_parser_never_fails_on_arbitrary_text(seed: int) -> None:
 
 def test_a_deeply_nested_pattern_requires_nothing_rather_than_failing() -> None:
     assert required_literals("(" * 5000 + "a" + ")" * 5000) is None
+
+
+@pytest.mark.parametrize("count", [1, 499, 500, 700, 999, 1000, 1501])
+@pytest.mark.parametrize("cores", [1, 2, 8])
+def test_the_workers_find_what_one_loop_over_the_candidates_finds(
+    count: int, cores: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from query.elog import regex_search
+
+    monkeypatch.setattr(regex_search.os, "cpu_count", lambda: cores)
+    rng = random.Random(count * 10 + cores)
+    words = ["beam", "klystron", "trip", "vacuum", "gun", "laser"]
+    texts = [
+        (d, " ".join(rng.choices(words, k=2)), " ".join(rng.choices(words, k=8)))
+        for d in range(0, 3 * count, 3)  # document numbers with gaps
+    ]
+    pattern = regex.compile(r"kly\w+ tr(ip|ap)")
+    found = regex_search.regex_matches(pattern, texts, "kly.+ trip")
+    expected = []
+    for d, title, body in texts:
+        m = pattern.search(body)
+        if pattern.search(title) or m:
+            expected.append((d, 2.0 * bool(pattern.search(title)) + bool(m), m and m.span()))
+    assert sorted((h.docnum, h.score, h.span) for h in found) == expected
