@@ -108,6 +108,8 @@ def _differing(on_disk: dict[str, tuple[int, int]], stats: FileStats) -> set[str
     """The files whose bookkeeping a reconcile reads: new, gone, of another mtime or
     size, or skipped before (their reason is in the record; an unreadable one is tried
     again)."""
+    if not stats.skipped and on_disk == stats.files:
+        return set()  # the common case of a catch-up, compared in C: 0.1 s at 1M files
     recorded = stats.files.get
     differ = {rel for rel, st in on_disk.items() if recorded(rel) != st}
     differ.update(stats.files.keys() - on_disk.keys())
