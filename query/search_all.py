@@ -336,13 +336,14 @@ class _Page(NamedTuple):
 
 
 class _Found(NamedTuple):
-    """One collection's hits admitted by the query, as _first reads them."""
+    """One collection's hits admitted by the query (of one alternative, as _first reads
+    them, or of all, as _collection unites them)."""
 
     hits: list[Hit]
     total: int  # how many match in all
     fresh: Freshness  # of the last page read
     cut: bool  # whether the depth cut the search short
-    note: str | None  # the first page's note
+    note: str | None  # the search's note: of its first page, or of each that found none
 
 
 # The largest page each collection's search gives.

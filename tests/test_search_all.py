@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 from elog_threads import write_thread
+from indexed import DATA, indexed_sample
 
-from indexer.config import Settings, settings_from_dict
-from indexer.sources.registry import get_source
-from indexer.store import Syncer
+from indexer.config import settings_from_dict
 from query import budget, search_all, syntax
 from query.commands import search_commands
 from query.context import QueryContext
@@ -27,37 +26,12 @@ from query.reports import search_reports
 from query.search_all import Hit, search
 from query.workspace import search_workspace
 
-DATA = Path(__file__).resolve().parent.parent / "data"
 ELOG_FILTERS = ("category", "system", "domain")
-
-
-def _indexed_sample(tmp: Path) -> Settings:
-    """The sample data copied to ``tmp``, every collection indexed."""
-    shutil.copytree(DATA, tmp / "data")
-    root = tmp / "data"
-    settings = settings_from_dict(
-        {
-            "sources": {
-                "reports": str(root / "reports"),
-                "commands": str(root / "commands"),
-                "conversations": str(root / "conversations"),
-                "elog": str(root / "elog/SwissFEL"),
-            },
-            "index": {"dir": str(tmp / "index")},
-            "elog": {"rerank": "lexical"},
-        },
-        base=root,
-    )
-    for name in search_all.COLLECTIONS:
-        syncer = Syncer(settings, get_source(name))
-        syncer.parallel = False
-        syncer.reconcile()
-    return settings
 
 
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QueryContext]:
-    context = QueryContext.from_settings(_indexed_sample(tmp_path_factory.mktemp("sample")))
+    context = indexed_sample(tmp_path_factory.mktemp("sample"))
     yield context
     context.close()
 
@@ -356,12 +330,11 @@ def test_every_collection_that_fails_is_named_in_the_note(tmp_path: Path) -> Non
 
 
 def test_hits_whose_files_changed_since_the_index_read_them_are_stale(tmp_path: Path) -> None:
-    settings = _indexed_sample(tmp_path)
+    context = indexed_sample(tmp_path)
     for path in (tmp_path / "data").rglob("*"):
         if path.is_file():
             st = path.stat()
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-    context = QueryContext.from_settings(settings)
     try:
         answer = search(context, "token", max_results=50)
     finally:
