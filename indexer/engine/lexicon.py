@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator
-from itertools import accumulate, repeat
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import accumulate
+
+import numpy as np
 
 # A lexicon answers this many lookups by the terms' suffixes (containing, ending_with)
 # by scanning every term before it puts their suffixes in order.
@@ -22,18 +24,35 @@ class Lexicon:
 
     All terms in one string, each after a NUL; ``starts[k]`` is where term k begins. The
     terms are in code point order, so those that start with a string are a run, found by
-    bisection. So are those that hold one, in the terms' suffixes put in order (made on
-    first use).
+    bisection. So are those that hold one, in the terms' suffixes put in order (one first
+    character's suffixes at a time, on first use).
     """
 
     def __init__(self, terms: list[str], doc_counts: Iterable[int]) -> None:
+        starts = accumulate((len(t) + 1 for t in terms[:-1]), initial=1) if terms else ()
+        self._keep("\0" + "\0".join(terms) + "\0", array("Q", starts), doc_counts)
+
+    @classmethod
+    def from_joined(cls, joined: str, doc_counts: Sequence[int]) -> Lexicon:
+        """The lexicon of terms already joined as it keeps them: each after a NUL, and a
+        NUL at the end (the terms of ``doc_counts``); ValueError if they are not."""
+        if not doc_counts:
+            return cls([], [])
+        codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+        nuls = np.flatnonzero(codes == 0)
+        if len(nuls) != len(doc_counts) + 1 or nuls[0] != 0 or nuls[-1] != len(joined) - 1:
+            raise ValueError(f"{len(doc_counts)} terms, {len(nuls)} NULs")
+        lexicon = cls.__new__(cls)
+        lexicon._keep(joined, array("Q", (nuls[:-1] + 1).astype(np.uint64).tobytes()), doc_counts)
+        return lexicon
+
+    def _keep(self, joined: str, starts: array[int], doc_counts: Iterable[int]) -> None:
         self.doc_counts = array("Q", doc_counts)  # per term: documents holding it
-        self.joined = "\0" + "\0".join(terms) + "\0"
-        self.starts = array("Q", accumulate((len(t) + 1 for t in terms[:-1]), initial=1))
-        if not terms:
-            self.starts = array("Q")
-        # Every suffix of every term, in order: the term it ends and where it starts in it.
-        self._suffixes: tuple[array[int], array[int]] | None = None
+        self.joined = joined
+        self.starts = starts
+        # Per first character, the suffixes of the terms that start with it, in order:
+        # the term each ends and where it starts in it (_suffix_group).
+        self._groups: dict[str, tuple[array[int], array[int]]] = {}
         self._scans = 0  # lookups answered by a scan of every term
 
     def __len__(self) -> int:
@@ -59,25 +78,25 @@ class Lexicon:
         return list(range(lo, lo + count))
 
     def containing(self, s: str) -> list[int]:
-        if s and self._scanning():
+        if not s:
+            return list(range(len(self.starts)))  # every term holds the empty string
+        if self._scanning():
             return self._scan(re.escape(s))
-        owners, _ = self._suffix_order()
-        lo, count = self._run(len(owners), self._suffix, s, prefix=True)
-        return sorted(set(owners[lo : lo + count]))
+        return sorted(set(self._suffixes_from(s, prefix=True)))
 
     def ending_with(self, s: str) -> list[int]:
-        if s and self._scanning():
+        if not s:
+            return []
+        if self._scanning():
             return self._scan(re.escape(s) + "\0")
-        owners, _ = self._suffix_order()
-        lo, count = self._run(len(owners), self._suffix, s, prefix=False)
-        return sorted(owners[lo : lo + count])
+        return sorted(self._suffixes_from(s, prefix=False))
 
     def _scanning(self) -> bool:
         """Whether to answer by a scan of every term (in C, a millisecond or so per MB of
-        terms) rather than from the suffixes in order, which take a few hundred ms to put
-        in order at 100,000 reports: the first SCANS_BEFORE_SORTING lookups, so that a
-        process's first answers need not wait for them."""
-        if self._suffixes is not None or self._scans >= SCANS_BEFORE_SORTING:
+        terms) rather than from the suffixes in order, each first character's group of
+        which takes milliseconds to put in order: the first SCANS_BEFORE_SORTING lookups,
+        so that a process's first answers need not wait for them."""
+        if self._scans >= SCANS_BEFORE_SORTING:
             return False
         self._scans += 1
         return True
@@ -100,31 +119,35 @@ class Lexicon:
         within = (lambda i: key(i)[:n]) if prefix else key
         return lo, bisect_right(range(lo, size), s, key=within)
 
-    def _suffix(self, i: int) -> str:
-        owners, offsets = self._suffix_order()
-        return self.term(owners[i])[offsets[i] :]
+    def _suffixes_from(self, s: str, *, prefix: bool) -> array[int]:
+        """The terms (one per suffix: a term may come more than once) with a suffix that
+        starts with ``s`` if ``prefix``, else equal to it; ``s`` is not empty."""
+        owners, offsets = self._suffix_group(s[0])
 
-    def _suffix_order(self) -> tuple[array[int], array[int]]:
-        """(owners, offsets): suffix i is ``term(owners[i])[offsets[i]:]``, in order.
+        def suffix(i: int) -> str:
+            return self.term(owners[i])[offsets[i] :]
 
-        Put in order one first character at a time, so that only that group's suffixes
-        are strings at once (all at once took ~250 MB for 270k terms)."""
-        if self._suffixes is None:
-            terms = [self.term(k) for k in range(len(self.starts))]
-            groups: dict[str, tuple[array[int], array[int]]] = {}
-            for k, t in enumerate(terms):
-                for j, c in enumerate(t):
-                    if (group := groups.get(c)) is None:
-                        group = groups[c] = (array("I"), array("I"))
-                    group[0].append(k)
-                    group[1].append(j)
-            owners, offsets = array("I"), array("I")
-            for c in sorted(groups):
-                ks, js = groups.pop(c)
-                cuts = map(slice, js, repeat(None))
-                suffixes = list(map(str.__getitem__, map(terms.__getitem__, ks), cuts))
-                order = sorted(range(len(ks)), key=suffixes.__getitem__)
-                owners.extend(map(ks.__getitem__, order))
-                offsets.extend(map(js.__getitem__, order))
-            self._suffixes = (owners, offsets)
-        return self._suffixes
+        lo, count = self._run(len(owners), suffix, s, prefix=prefix)
+        return owners[lo : lo + count]
+
+    def _suffix_group(self, first: str) -> tuple[array[int], array[int]]:
+        """(owners, offsets) of the suffixes that start with the character ``first``, in
+        order: suffix i is ``term(owners[i])[offsets[i]:]``. Put in order on first use,
+        one first character at a time: a lookup waits only for its own group (every
+        suffix at once took ~0.1 s a segment of 40,000 reports, and memory of them all)."""
+        found = self._groups.get(first)
+        if found is None:
+            joined = self.joined
+            codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+            at = np.flatnonzero(codes == ord(first))
+            starts = np.frombuffer(self.starts, dtype=np.uint64).astype(np.int64)
+            owners = np.searchsorted(starts, at, side="right") - 1
+            ends = np.append(starts[1:] - 1, len(joined) - 1)[owners]
+            suffixes = list(map(joined.__getitem__, map(slice, at.tolist(), ends.tolist())))
+            order = sorted(range(len(suffixes)), key=suffixes.__getitem__)
+            found = (
+                array("I", owners[order].tolist()),
+                array("I", (at - starts[owners])[order].tolist()),
+            )
+            self._groups[first] = found
+        return found
