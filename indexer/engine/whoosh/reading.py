@@ -27,7 +27,7 @@ from itertools import accumulate, repeat
 from pickle import Unpickler, loads
 from typing import Any, TypeVar
 
-from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3LeafMatcher, W3TermInfo, W3TermsReader
+from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3LeafMatcher
 from whoosh.columns import NumericColumn, VarBytesColumn
 from whoosh.filedb.compound import SubFile
 from whoosh.index import Index
@@ -54,6 +54,7 @@ from indexer.engine.whoosh.ranking import LuceneBM25F, whoosh_query
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, FILE_STAT, unpack_stat
 from indexer.engine.whoosh.sequences import read_sequences, sequences_file_name
 from indexer.engine.whoosh.storage import INDEX_NAME
+from indexer.engine.whoosh.terms import read_terms
 from indexer.engine.whoosh.tops import read_tops, tops_file_name
 
 log = logging.getLogger(__name__)
@@ -106,9 +107,9 @@ class WhooshSegment:
 
     def _lexicon(self, field: str) -> tuple[Lexicon, array[int], array[int]]:
         found = self.memo.lexicons.get(field)
-        if found is None and (read := _read_terms(self.reader._terms, field)) is not None:
-            terms, offsets, lengths, doc_counts = read
-            found = self.memo.lexicons[field] = (Lexicon(terms, doc_counts), offsets, lengths)
+        if found is None and (read := read_terms(self.reader._terms, field)) is not None:
+            lexicon = Lexicon.from_joined(read.joined, read.doc_counts)
+            found = self.memo.lexicons[field] = (lexicon, read.offsets, read.lengths)
         if found is None:
             terms = []
             offsets = array("q")  # -1: postings inlined in the term info
@@ -273,57 +274,6 @@ class WhooshSegment:
     def live_stored(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
         for doc in self.reader.all_doc_ids():
             yield doc, self.reader.stored_fields(doc)
-
-
-_RECORD = struct.Struct("!ii")  # a record of Whoosh's terms file: key length, value length
-_TERM_INFO = W3TermInfo._struct  # a term info's header: flags, weight, doc frequency, ...
-_EXTENT = struct.Struct("!qi")  # after it, where the postings are and their length
-
-
-def check_extent(field: str, offset: int, length: int) -> None:
-    """Raises if a term's postings would lie before the file's start: a damaged terms
-    file (whoever meets it rebuilds the index)."""
-    if offset < 0 or length < 0:
-        raise ValueError(f"{field}: a term's postings at {offset}, {length}")
-
-
-def _read_terms(
-    terms_reader: Any, field: str
-) -> tuple[list[str], array[int], array[int], array[int]] | None:
-    """A field's terms with where their postings are and how many documents hold each,
-    from Whoosh 2.7.4's terms file read in one go (its reader reads each record with
-    several small reads and makes a term info object of each: 1.3 s for a segment of
-    100,000 reports). None if the file is not of that layout."""
-    if not isinstance(terms_reader, W3TermsReader):
-        return None
-    index = terms_reader._tindex
-    prefix = terms_reader._keycoder(field, b"")
-    terms: list[str] = []
-    offsets, lengths, doc_counts = array("q"), array("Q"), array("Q")
-    pos = index.closest_key_pos(prefix)
-    if pos is None:
-        return terms, offsets, lengths, doc_counts
-    data = index.dbfile.get(pos, index.endofdata - pos)
-    at, skip = 0, len(prefix)
-    while at < len(data):
-        keylen, datalen = _RECORD.unpack_from(data, at)
-        key = at + _RECORD.size
-        if data[key : key + skip] != prefix:
-            break
-        info = key + keylen
-        flags, _, df, *_ = _TERM_INFO.unpack_from(data, info)
-        terms.append(data[key + skip : info].decode("utf-8"))
-        doc_counts.append(df)
-        if flags:  # the postings are inlined in the term info
-            offsets.append(-1)
-            lengths.append(0)
-        else:
-            offset, length = _EXTENT.unpack_from(data, info + _TERM_INFO.size)
-            check_extent(field, offset, length)
-            offsets.append(offset)
-            lengths.append(length)
-        at = info + datalen
-    return terms, offsets, lengths, doc_counts
 
 
 def _numbers(column: Any, doc_count: int) -> list[int]:

@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import shutil
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 from itertools import compress
 from pathlib import Path
@@ -25,7 +26,7 @@ from indexer.engine.fields import Field
 from indexer.engine.whoosh.codec import TroveCodec
 from indexer.engine.whoosh.derived import clean_derived, write_derived
 from indexer.engine.whoosh.inverting import TroveMpWriter, TroveSegmentWriter, gc_paused
-from indexer.engine.whoosh.reading import WhooshReader, WhooshSegment, check_extent, segment_of
+from indexer.engine.whoosh.reading import WhooshReader, WhooshSegment, segment_of
 from indexer.engine.whoosh.schema import (
     FILE_KEY_PREFIX,
     FILE_STAT,
@@ -36,6 +37,7 @@ from indexer.engine.whoosh.schema import (
 )
 from indexer.engine.whoosh.sequences import SequencesTaker, read_sequences, sequences_file_name
 from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
+from indexer.engine.whoosh.terms import read_terms
 from indexer.engine.whoosh.tops import TopsCounter, read_tops, tops_file_name
 from indexer.engine.writing import Bookkeeping, CommitPlan, FileState, FileStats, SegmentStats
 from indexer.engine.writing import Index as EngineIndex
@@ -150,15 +152,16 @@ class WhooshIndex:
             for leaf, _ in reader.leaf_readers():
                 if leaf.doc_count_all() == 0:
                     continue  # an index of no segment reads as one EmptyReader
-                for (name, tbytes), info in leaf._terms.items():
+                counted: Counter[str] = Counter()
+                for (name, _), info in leaf._terms.items():
                     info.doc_frequency()
-                    if not isinstance(schema[name], (NUMERIC, BOOLEAN)):
-                        tbytes.decode("utf-8")  # as the searches' lexicons read them
-                    if not info.is_inlined():
-                        offset, length = info.extent()
-                        if isinstance(length, tuple):  # Whoosh 2.7.4 unpacks it as a 1-tuple
-                            (length,) = length
-                        check_extent(name, offset, length)  # as the lexicons read it
+                    counted[name] += 1
+                for name, count in counted.items():
+                    if isinstance(schema[name], (NUMERIC, BOOLEAN)):
+                        continue
+                    found = read_terms(leaf._terms, name)  # as the searches' lexicons read it
+                    if found is not None and len(found.doc_counts) != count:
+                        raise ValueError(f"{name}: {len(found.doc_counts)} terms of {count}")
 
     def repair_derived(self) -> int:
         """Reads each segment's derived files (derived.py) as a search would, knowing the
