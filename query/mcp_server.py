@@ -66,10 +66,10 @@ DATE_RANGE_DESCRIPTION = (
 class TroveServer(MCPServer):
     """An MCPServer whose argument errors carry trove's codes; owns the query state."""
 
-    def __init__(self, settings: Settings, **kwargs: Any) -> None:
+    def __init__(self, settings: Settings, ctx: QueryContext | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.trove_settings = settings
-        self.ctx = QueryContext.from_settings(settings)
+        self.ctx = QueryContext.from_settings(settings) if ctx is None else ctx
         self._web: WebSearcher | None = None
         self._web_lock = threading.Lock()
         self._schemas: dict[str, dict[str, Any]] = {}
@@ -173,10 +173,12 @@ def elog_filter_values(settings: Settings) -> dict[str, list[str]]:
     return values
 
 
-def build_server(settings: Settings) -> TroveServer:
-    """The MCP server over these settings, with every tool of README.md's "MCP" registered."""
+def build_server(settings: Settings, ctx: QueryContext | None = None) -> TroveServer:
+    """The MCP server over these settings (and this query context, else one of its own),
+    with every tool of README.md's "MCP" registered."""
     server = TroveServer(
         settings,
+        ctx,
         name=SERVER_NAME,
         title="trove: local search",
         version=trove_version(),

@@ -84,6 +84,20 @@ def watching(server: TroveServer, kind: WatcherKind) -> Iterator[Daemon]:
             log.error("the watcher did not stop within %g s", DAEMON_STOP_S)
 
 
+def _warming_up(settings: Settings) -> TroveServer:
+    """The MCP server, its query context made first and the reports index warmed up from
+    it in a thread meanwhile (query/reports/warm_up.py): importing the MCP SDK alone
+    takes most of a second."""
+    from query.context import QueryContext
+    from query.reports.warm_up import start_warm_up
+
+    ctx = QueryContext.from_settings(settings)
+    start_warm_up(ctx)
+    from query.mcp_server import build_server
+
+    return build_server(settings, ctx)
+
+
 # --------------------------------------------------------------------------- stdio
 
 
@@ -97,9 +111,7 @@ def run_stdio(settings: Settings) -> int:
     tasks to end would wait for the client's next line."""
     import anyio
 
-    from query.mcp_server import build_server
-
-    server = build_server(settings)
+    server = _warming_up(settings)
     try:
         with watching(server, "mcp") as daemon:
 
@@ -240,8 +252,6 @@ def serve(
     import anyio
     import uvicorn
 
-    from query.mcp_server import build_server
-
     host = (host or settings.server.host).strip()
     port = settings.server.port if port is None else port
     token = server_token(settings)
@@ -262,7 +272,7 @@ def serve(
                 web.force_exit = True  # a second Ctrl-C: do not wait for open connections
             web.should_exit = True
 
-    server = build_server(settings)
+    server = _warming_up(settings)
     try:
         with _handling(on_signal), watching(server, "serve"):
             web = _uvicorn_server()(
