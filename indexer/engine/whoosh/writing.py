@@ -10,6 +10,7 @@ import re
 import shutil
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from itertools import compress
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from indexer.engine.writing import Index as EngineIndex
 
 # A commit calls check_cancel every this many documents added.
 CANCEL_EVERY = 500
+DERIVED_CHECKERS = 2  # threads that check the segments' derived files at each reconcile
 
 log = logging.getLogger(__name__)
 
@@ -174,13 +176,22 @@ class WhooshIndex:
         tops_of = TopsCounter.of(index.schema) is not None
         sequences_of = SequencesTaker.of(index.schema) is not None
         folder = index.storage.folder
-        repaired = 0
-        for info in index._segments():
+
+        def lacking(info: Any) -> tuple[Any, bool, bool]:
+            """The segment, and whether its tops and its sequences need writing."""
             segment_id, docs = info.segment_id(), info.doc_count_all()
             tops = tops_of and read_tops(folder, segment_id, docs) is None
             sequences = sequences_of and read_sequences(folder, segment_id, docs) is None
+            return info, tops, sequences
+
+        # Checked two at a time (zlib lets go of the GIL while it sums a file's bytes).
+        with ThreadPoolExecutor(DERIVED_CHECKERS) as pool:
+            checked = list(pool.map(lacking, index._segments()))
+        repaired = 0
+        for info, tops, sequences in checked:
             if not tops and not sequences:
                 continue
+            segment_id = info.segment_id()
             with SegmentReader(index.storage, index.schema, info) as reader:
                 segment = segment_of(reader, folder)
                 if tops:
