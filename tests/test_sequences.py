@@ -123,10 +123,10 @@ def test_a_damaged_or_foreign_table_is_not_used() -> None:
 
 
 def test_a_table_read_from_its_file_is_the_one_parsed(tmp_path: Path, monkeypatch) -> None:
-    """Read from the file a part at a time (parts of 7 codes here), the codes and runs are
-    those of the table in memory; a damaged file gives none; a closed one is not read."""
+    """Read from the file a part at a time (parts of 7 codes here, chunks of 5 checked),
+    the codes and runs are those of the table in memory; a closed one is not read."""
     monkeypatch.setattr(sequences, "_RUN_CODES", 7)
-    monkeypatch.setattr(sequences, "_CHECKED_BYTES", 64)
+    monkeypatch.setattr(sequences, "_CHECKED_CODES", 5)
     rng = random.Random(7)
     docs = documents(rng, 50)
     data = table_of(docs)
@@ -135,21 +135,53 @@ def test_a_table_read_from_its_file_is_the_one_parsed(tmp_path: Path, monkeypatc
     parsed = TokenSequences.parse(data, 50)
     read = TokenSequences.read(os.open(path, os.O_RDONLY), 50)
     assert parsed is not None and read is not None
-    assert len(read) == len(parsed) and read.codes().tolist() == parsed.codes().tolist()
     assert read.codes(5, 9).tolist() == parsed.codes().tolist()[5:9]
+    assert len(read) == len(parsed) and read.codes().tolist() == parsed.codes().tolist()
     assert read.terms() == parsed.terms()
     codes = sorted(set(parsed.codes().tolist()) - {sequences.BOUNDARY})
     for _ in range(30):
         sets = [np.array(sorted(rng.sample(codes, 2)), np.uint16) for _ in range(rng.randint(1, 3))]
         assert read.runs(sets).tolist() == parsed.runs(sets).tolist()
+    assert read.intact()
     read.close()
     with pytest.raises(OSError):
         read.codes()
-    flipped = bytearray(data)
-    flipped[len(data) // 2] ^= 1
-    path.write_bytes(bytes(flipped))
-    assert TokenSequences.read(os.open(path, os.O_RDONLY), 50) is None
-    assert TokenSequences.read(os.open(path, os.O_RDONLY), 51) is None
+    assert TokenSequences.read(os.open(path, os.O_RDONLY), 51) is None  # of another segment
+
+
+def test_a_flip_anywhere_in_the_file_is_found_before_its_codes_are_used(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """All but the codes are checked as the file is opened (no table); a chunk of codes
+    the first time it is read (OSError, then for every read; the table not intact),
+    while the chunks before it still read as written."""
+    monkeypatch.setattr(sequences, "_CHECKED_CODES", 16)
+    data = table_of(documents(random.Random(3), 30))
+    parsed = TokenSequences.parse(data, 30)
+    assert parsed is not None
+    written = parsed.codes().tolist()
+    layout = sequences._layout(data, len(data), 30)
+    assert layout is not None
+    codes = range(layout.codes_at, layout.codes_at + 2 * layout.codes)
+    path = tmp_path / "table.bin"
+    for at in range(len(data)):
+        flipped = bytearray(data)
+        flipped[at] ^= 0x10
+        path.write_bytes(bytes(flipped))
+        assert TokenSequences.parse(bytes(flipped), 30) is None, at
+        read = TokenSequences.read(os.open(path, os.O_RDONLY), 30)
+        if at not in codes:
+            assert read is None, at
+            continue
+        assert read is not None, at
+        chunk = 16 * ((at - layout.codes_at) // 2 // 16)  # the first code of its chunk
+        assert read.codes(0, chunk).tolist() == written[:chunk], at
+        with pytest.raises(OSError):
+            read.codes(chunk, min(len(written), chunk + 16))
+        with pytest.raises(OSError):
+            read.codes(0, 1)
+        assert not read.intact(), at
+        read.close()
 
 
 # --------------------------------------------------------------------------- the index

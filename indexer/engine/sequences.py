@@ -16,16 +16,20 @@ a string have consecutive codes. Past CODED distinct terms, those first seen lat
 the code OTHER, which a search takes for any of them. Each document's tokens are followed
 by BOUNDARY, and the codes start with one, so that no run spans two documents.
 
-The table is written beside the segment's files when the segment is, and read through and
-checked before its first use; one that is missing, damaged or of another segment is not
-used. A search reads the codes a part at a time (a process keeps none of them), from the
-file it checked: one cut short since is no longer used.
+The table is written beside the segment's files when the segment is. All but its codes
+are checked as it is opened (a checksum), and its codes a chunk at a time, each the first
+time a search reads it (a checksum per chunk): at a million reports the codes are 2 GB,
+which a process's first search would otherwise wait for. A table that is missing,
+damaged or of another segment is not used, nor is one whose codes are found damaged from
+then on, nor one cut short since it was opened. A search reads the codes a part at a time
+(a process keeps none of them). A reconcile checks every chunk (``intact``).
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import logging
 import os
 import queue
 import struct
@@ -33,7 +37,7 @@ import threading
 import weakref
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, NamedTuple, TypeVar
 
@@ -48,7 +52,7 @@ OTHER = 0xFFFE  # the code of every term past those
 BOUNDARY = 0xFFFF  # after each document's tokens
 _CODES = 1 << 16
 _RUN_CODES = 1 << 22  # codes read and compared in one go (one task)
-_CHECKED_BYTES = 1 << 24  # read in one go to check a table
+_CHECKED_CODES = 1 << 18  # codes of a chunk: one checksum each, checked when first read
 # The codes of a set that make at most _RANGES_MOST runs of consecutive codes are compared
 # with each run; others are looked up in a table, which costs about _TABLE_WORK
 # comparisons with a run; each run of tokens found costs about _FOUND_WORK (its other
@@ -58,9 +62,11 @@ _RANGES_MOST = 3
 _TABLE_WORK = 4
 _FOUND_WORK = 60
 T = TypeVar("T")
-_MAGIC = b"TROVE-SEQS\x00\x01"
+_MAGIC = b"TROVE-SEQS\x00\x02"
 # magic, documents, codes, terms, bytes of the terms' UTF-8; padded to 8 bytes.
 _HEADER = struct.Struct("<12sIQIQ4x")
+
+log = logging.getLogger(__name__)
 
 Codes = npt.NDArray[np.uint16]
 
@@ -126,20 +132,25 @@ class SequenceWriter:
         encoded = [t.encode("utf-8") for t in terms]
         names = b"".join(encoded)
         lengths = np.fromiter(map(len, encoded), dtype="<u4", count=len(encoded))
-        parts = [
+        data = codes.tobytes()
+        sums = list(map(zlib.crc32, _chunks(memoryview(data))))
+        head = [
             _HEADER.pack(_MAGIC, doc_count, len(codes), len(terms), len(names)),
             starts.tobytes(),
             kept.tobytes(),
-            codes.tobytes(),
-            bytes(_padded(2 * len(codes))),
+        ]
+        tail = [
             lengths.tobytes(),
             bytes(_padded(4 * len(lengths))),
             names,
+            bytes(-len(names) % 4),
+            np.array(sums, dtype="<u4").tobytes(),
         ]
-        crc = 0
-        for part in parts:
+        rest = [bytes(_padded(len(data))), *tail]  # after the codes
+        crc = 0  # of all but the codes (theirs are in ``sums``)
+        for part in [*head, *rest]:
             crc = zlib.crc32(part, crc)
-        return b"".join([*parts, crc.to_bytes(4, "little")])
+        return b"".join([*head, data, *rest, crc.to_bytes(4, "little")])
 
 
 class _Layout(NamedTuple):
@@ -152,6 +163,8 @@ class _Layout(NamedTuple):
     codes_at: int
     lengths_at: int
     names_at: int
+    sums_at: int  # the codes' checksums, one a chunk
+    chunks: int
     terms: int
     names: int  # bytes
 
@@ -169,10 +182,84 @@ def _layout(data: bytes, size: int, doc_count: int) -> _Layout | None:
     for count, width in ((docs + 1, 8), (terms + 1, 8), (n, 2), (terms, 4)):
         end = at[-1] + count * width
         at.append(end + _padded(end))
-    if size != at[-1] + names + 4:
+    sums_at = at[-1] + names + -names % 4
+    chunks = -(-n // _CHECKED_CODES)
+    if size != sums_at + 4 * chunks + 4:
         return None
     starts_at, totals_at, codes_at, lengths_at, names_at = at
-    return _Layout(docs, n, starts_at, totals_at, codes_at, lengths_at, names_at, terms, names)
+    return _Layout(
+        docs, n, starts_at, totals_at, codes_at, lengths_at, names_at, sums_at, chunks, terms, names
+    )
+
+
+def _sums_hold(head: bytes, rest: bytes, trailer: bytes) -> bool:
+    """Whether the table's checksum of all but its codes (the bytes before them and
+    after them) holds."""
+    return zlib.crc32(rest, zlib.crc32(head)) == int.from_bytes(trailer, "little")
+
+
+def _sums(layout: _Layout, tail: bytes) -> list[int]:
+    """The checksums of the codes' chunks, from the bytes after the codes."""
+    at = layout.sums_at - layout.lengths_at
+    return np.frombuffer(tail, dtype="<u4", count=layout.chunks, offset=at).tolist()
+
+
+def _chunks(codes: memoryview | bytes) -> Iterator[memoryview | bytes]:
+    """The bytes of the codes, a chunk (of _CHECKED_CODES) at a time."""
+    step = 2 * _CHECKED_CODES
+    return (codes[a : a + step] for a in range(0, len(codes), step))
+
+
+def _chunk_holds(chunk: memoryview | bytes, crc: int) -> bool:
+    return zlib.crc32(chunk) == crc
+
+
+class _CheckedCodes:
+    """Reads a table's codes from its file (``fd``; the codes at byte ``base``), each
+    chunk checked against its checksum the first time it is read; once one is found
+    damaged, the table's codes are no longer read (OSError, as for a file cut short)."""
+
+    def __init__(self, fd: int, base: int, n: int, sums: list[int]) -> None:
+        self.fd, self.base, self.n, self.sums = fd, base, n, sums
+        self.checked = bytearray(len(sums))  # per chunk: 1 once it held
+        self.damaged = False
+
+    def __call__(self, start: int, stop: int) -> Codes:
+        if stop <= start:
+            return np.zeros(0, dtype="<u2")
+        if self.damaged:
+            raise OSError("token sequences damaged")
+        first, last = start // _CHECKED_CODES, (stop - 1) // _CHECKED_CODES
+        if all(self.checked[first : last + 1]):
+            return self._read(start, stop)
+        a, b = first * _CHECKED_CODES, min(self.n, (last + 1) * _CHECKED_CODES)
+        data = os.pread(self.fd, 2 * (b - a), self.base + 2 * a)  # each chunk it touches
+        for i, chunk in enumerate(_chunks(memoryview(data)), first):
+            if len(chunk) == 2 * (min(self.n, (i + 1) * _CHECKED_CODES) - i * _CHECKED_CODES):
+                if not self.checked[i] and not _chunk_holds(chunk, self.sums[i]):
+                    self.damaged = True
+                    log.warning("token sequences damaged (codes %d and on)", i * _CHECKED_CODES)
+                    raise OSError("token sequences damaged")
+                self.checked[i] = 1
+        codes = np.frombuffer(data[: len(data) & ~1], dtype="<u2")
+        return codes[start - a : stop - a]  # (cut short: the caller says so)
+
+    def check_all(self) -> bool:
+        """Whether every chunk holds (each read and checked, where not yet)."""
+        try:
+            for i in range(len(self.sums)):
+                if not self.checked[i]:
+                    at = i * _CHECKED_CODES
+                    found = self(at, min(self.n, at + _CHECKED_CODES))
+                    if len(found) != min(self.n, at + _CHECKED_CODES) - at:
+                        return False
+        except OSError:
+            return False
+        return True
+
+    def _read(self, start: int, stop: int) -> Codes:
+        data = os.pread(self.fd, 2 * (stop - start), self.base + 2 * start)
+        return np.frombuffer(data[: len(data) & ~1], dtype="<u2")
 
 
 class TokenSequences:
@@ -216,6 +303,12 @@ class TokenSequences:
     def doc_count(self) -> int:
         return len(self.starts) - 1
 
+    def intact(self) -> bool:
+        """Whether every chunk of its codes is as written (each read and checked, where
+        not yet; a reconcile asks, to write a damaged table anew)."""
+        check = getattr(self._read_codes, "check_all", None)
+        return True if check is None else bool(check())
+
     def codes(self, start: int = 0, stop: int | None = None) -> Codes:
         """The codes from ``start`` to ``stop`` (the end if None); OSError if they can no
         longer be read."""
@@ -235,17 +328,23 @@ class TokenSequences:
         layout = _layout(data, size, doc_count)
         if layout is None:
             return None
-        if zlib.crc32(memoryview(data)[:-4]) != int.from_bytes(data[size - 4 :], "little"):
+        codes_end = layout.codes_at + 2 * layout.codes
+        head, rest = data[: layout.codes_at], data[codes_end : size - 4]
+        if not _sums_hold(head, rest, data[size - 4 :]):
             return None
-        codes = np.frombuffer(data, dtype="<u2", count=layout.codes, offset=layout.codes_at)
-        head, tail = data[: layout.codes_at], data[layout.lengths_at : size - 4]
+        tail = rest[layout.lengths_at - codes_end :]
+        view = memoryview(data)[layout.codes_at : codes_end]
+        if not all(map(_chunk_holds, _chunks(view), _sums(layout, tail))):
+            return None
+        codes = np.frombuffer(view, dtype="<u2")
         return cls._checked(layout, head, tail, lambda start, stop: codes[start:stop])
 
     @classmethod
     def read(cls, fd: int, doc_count: int) -> TokenSequences | None:
-        """``parse`` for a table in a file (``fd``, open for reading), read through once
-        to check it. The table keeps the file open and reads the codes from it as
-        searches ask for them; the file is closed if it holds no table."""
+        """``parse`` for a table in a file (``fd``, open for reading): all but its codes
+        read and checked now, the codes as searches ask for them (each chunk checked
+        the first time). The table keeps the file open; the file is closed if it holds
+        no table."""
         try:
             found = cls._read(fd, doc_count)
         except BaseException:
@@ -261,19 +360,13 @@ class TokenSequences:
         layout = _layout(os.pread(fd, _HEADER.size, 0), size, doc_count)
         if layout is None:
             return None
-        crc = 0
-        for at in range(0, size - 4, _CHECKED_BYTES):
-            crc = zlib.crc32(os.pread(fd, min(_CHECKED_BYTES, size - 4 - at), at), crc)
-        if crc != int.from_bytes(os.pread(fd, 4, size - 4), "little"):
-            return None
+        codes_end = layout.codes_at + 2 * layout.codes
         head = os.pread(fd, layout.codes_at, 0)
-        tail = os.pread(fd, size - 4 - layout.lengths_at, layout.lengths_at)
-        base = layout.codes_at
-
-        def read_codes(start: int, stop: int) -> Codes:
-            data = os.pread(fd, 2 * max(0, stop - start), base + 2 * start)
-            return np.frombuffer(data[: len(data) & ~1], dtype="<u2")
-
+        rest = os.pread(fd, size - 4 - codes_end, codes_end)
+        if not _sums_hold(head, rest, os.pread(fd, 4, size - 4)):
+            return None
+        tail = rest[layout.lengths_at - codes_end :]
+        read_codes = _CheckedCodes(fd, layout.codes_at, layout.codes, _sums(layout, tail))
         return cls._checked(layout, head, tail, read_codes, fd)
 
     @classmethod

@@ -181,10 +181,12 @@ class WhooshIndex:
             """The segment, and whether its tops and its sequences need writing."""
             segment_id, docs = info.segment_id(), info.doc_count_all()
             tops = tops_of and read_tops(folder, segment_id, docs) is None
-            sequences = sequences_of and read_sequences(folder, segment_id, docs) is None
+            found = read_sequences(folder, segment_id, docs) if sequences_of else None
+            sequences = sequences_of and (found is None or not found.intact())
             return info, tops, sequences
 
-        # Checked two at a time (zlib lets go of the GIL while it sums a file's bytes).
+        # Checked two at a time (zlib lets go of the GIL while it sums a file's bytes);
+        # the sequences' every chunk of codes (a search checks those it reads).
         with ThreadPoolExecutor(DERIVED_CHECKERS) as pool:
             checked = list(pool.map(lacking, index._segments()))
         repaired = 0
