@@ -1,0 +1,104 @@
+"""Edges of counting a query in one segment (query/reports/counting.py) that the
+differential tests against the plain scan rarely reach: counting a few reports' texts one
+run at a time with runs skipped that cannot reach the best, and a query inside a token
+more than once, on the dense and the sparse path."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from indexer.config import Settings
+from indexer.sources.reports import ReportsSource
+from indexer.store import Syncer
+from query.context import QueryContext
+from query.reports import ReportSegment, segments_of
+
+
+@pytest.fixture
+def segment_of(
+    tmp_path: Path, make_settings: Callable[..., Settings]
+) -> Iterator[Callable[[dict[str, str]], ReportSegment]]:
+    """The one segment of an index of these reports ({relative path: text})."""
+    made: list[QueryContext] = []
+
+    def make(reports: dict[str, str]) -> ReportSegment:
+        for rel, text in reports.items():
+            path = tmp_path / "reports" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        ctx = QueryContext.from_settings(make_settings())
+        made.append(ctx)
+        syncer = Syncer(ctx.settings, ReportsSource())
+        syncer.parallel = False
+        syncer.reconcile()
+        with ctx.indexes.snapshot("reports") as snapshot:
+            assert snapshot is not None
+            (segment,) = segments_of(snapshot)
+        return segment
+
+    yield make
+    for ctx in made:
+        ctx.close()
+
+
+def test_counting_a_few_texts_keeps_every_report_that_can_be_among_the_best(
+    segment_of,
+) -> None:
+    """Runs of 1-3 texts, each skipped where none of its texts is long enough to hold
+    the query as often as the top-th best so far: every report counting at least as
+    often as the top-th best is kept, with its count, whatever the order and the top."""
+    rng = random.Random(11)
+    reports = {}
+    for i in range(60):
+        words = [
+            rng.choice(["abc", "abcabc", "x", "xyzzy", "ab"]) for _ in range(rng.randint(0, 12))
+        ]
+        reports[f"cmd/r{i:02d}_2025{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}.md"] = " ".join(
+            words
+        )
+    for i in range(30):  # texts of the query alone: as long as their count allows
+        reports[f"cmd/q{i:02d}_2025{rng.randint(1, 12):02d}10.md"] = "abc" * rng.randint(1, 4)
+    segment = segment_of(reports)
+    texts = segment.segment.bytes_column("text")
+    every = list(range(segment.segment.doc_count_all))
+    truth = {d: texts.value(d).count(b"abc") for d in every}
+    checked = 0
+    for trial in range(200):
+        docs = sorted(rng.sample(every, rng.randint(1, len(every))))
+        top = rng.randint(1, 6)
+        segment.costs = dataclasses.replace(segment.costs, text_run=rng.randint(1, 3))
+        found = segment._count_some_texts(texts, b"abc", docs, top)
+        held = sorted((truth[d] for d in docs if truth[d]), reverse=True)
+        least = held[top - 1] if len(held) >= top else 1
+        wanted = {d: float(truth[d]) for d in docs if truth[d] >= least and truth[d]}
+        assert wanted.items() <= found.items(), trial
+        assert all(truth[d] == n for d, n in found.items()), trial
+        checked += len(held) > top
+    assert checked > 50  # most trials had more reports than the top
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_a_query_inside_a_token_more_than_once_counts_each_time(segment_of, dense) -> None:
+    """'ha' twice in 'haha' and three times in 'hahaha': (times in the token) x (the
+    token's frequency), on the path that adds the postings up in an array (dense) and
+    the one that adds them in a dict."""
+    rng = random.Random(3)
+    reports = {
+        f"cmd/r{i:02d}.md": " ".join(
+            rng.choice(["haha", "hahaha", "ha", "hat", "oh"]) for _ in range(9)
+        )
+        for i in range(30)
+    }
+    segment = segment_of(reports)
+    segment.costs = dataclasses.replace(
+        segment.costs, dense_postings=0 if dense else 10**9, scan_floor_us=10**9
+    )
+    segment.plan = "postings"
+    texts = segment.segment.bytes_column("text")
+    truth = {d: texts.value(d).count(b"ha") for d in range(segment.segment.doc_count_all)}
+    assert segment.occurrences("ha", None) == {d: float(n) for d, n in truth.items() if n}
