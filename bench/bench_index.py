@@ -74,6 +74,9 @@ class Result:
     segments: int = 0
     peak_rss_mb: float = 0.0
     peak_total_rss_mb: float = 0.0
+    # The same sum with each page shared between processes (the forked writers share
+    # their parent's) counted once, in shares (PSS): the memory the build takes.
+    peak_total_pss_mb: float = 0.0
     load: list[float] = field(default_factory=list)
 
     @property
@@ -138,20 +141,24 @@ def cpu_seconds() -> float:
 
 @contextmanager
 def watch_memory(result: Result, every_s: float = 0.1) -> Iterator[None]:
-    """Sample the resident size of this process and its children (Whoosh's workers)."""
+    """Sample the resident size of this process and its children (the writer processes):
+    RSS, and PSS (shared pages in shares)."""
     stop = threading.Event()
     me = psutil.Process()
 
     def sample() -> None:
         while not stop.wait(every_s):
-            sizes = []
+            sizes, shares = [], []
             for proc in [me, *me.children(recursive=True)]:
                 try:
-                    sizes.append(proc.memory_info().rss)
+                    memory = proc.memory_full_info()
                 except psutil.Error:
                     continue
+                sizes.append(memory.rss)
+                shares.append(getattr(memory, "pss", memory.rss))
             result.peak_rss_mb = max(result.peak_rss_mb, max(sizes, default=0) / 1e6)
             result.peak_total_rss_mb = max(result.peak_total_rss_mb, sum(sizes) / 1e6)
+            result.peak_total_pss_mb = max(result.peak_total_pss_mb, sum(shares) / 1e6)
 
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
@@ -259,6 +266,7 @@ def print_table(results: list[Result], spec: CorpusSpec) -> None:
         "full build peak RSS: largest process, all",
         lambda r: f"{r.peak_rss_mb:,.0f} MB, {r.peak_total_rss_mb:,.0f} MB",
     )
+    row("full build peak PSS, all processes", lambda r: f"{r.peak_total_pss_mb:,.0f} MB")
     row("build / floor", lambda r: f"{r.build_s / r.floor_s:,.0f}x")
     row(
         f"no-change reconcile (median of {ROUNDS})",

@@ -124,6 +124,8 @@ TESTS = {
         "tests/test_reports_search.py",
         "tests/test_text_count.py",
         "tests/test_fragments.py",
+        "tests/test_phrases.py",
+        "tests/test_counting_edges.py",
         "-k",
         COUNTING,
     ],
