@@ -1,7 +1,7 @@
 """How fast trove builds and keeps its indexes, against a plain Python read of the files.
 
     python bench/bench_index.py [--reports 10000] [--workdir /tmp/trove-bench] \
-        [--collections reports,commands,conversations] [--profile]
+        [--collections reports,commands,conversations] [--profile] [--pss]
 
 Generates a corpus with bench/gen_corpus.py (or reuses the one in WORKDIR/corpus if it was
 made with the same arguments), then for each collection measures, in one run:
@@ -140,22 +140,34 @@ def cpu_seconds() -> float:
 
 
 @contextmanager
-def watch_memory(result: Result, every_s: float = 0.1) -> Iterator[None]:
+def watch_memory(
+    result: Result, every_s: float = 0.1, pss_every_s: float | None = None
+) -> Iterator[None]:
     """Sample the resident size of this process and its children (the writer processes):
-    RSS, and PSS (shared pages in shares)."""
+    RSS every ``every_s``, and PSS (shared pages in shares) every ``pss_every_s`` if
+    given. PSS costs: the kernel walks a process's pages for it, some 17 ms a GB, so
+    sampled as often as RSS it took most of a core from a 1M build (27 min instead of 19)."""
     stop = threading.Event()
     me = psutil.Process()
+    next_pss = 0.0
 
     def sample() -> None:
+        nonlocal next_pss
         while not stop.wait(every_s):
+            pss = pss_every_s is not None and time.monotonic() >= next_pss
+            if pss and pss_every_s is not None:
+                next_pss = time.monotonic() + pss_every_s
             sizes, shares = [], []
             for proc in [me, *me.children(recursive=True)]:
                 try:
-                    memory = proc.memory_full_info()
+                    if pss:
+                        full = proc.memory_full_info()
+                        sizes.append(full.rss)
+                        shares.append(getattr(full, "pss", full.rss))
+                    else:
+                        sizes.append(proc.memory_info().rss)
                 except psutil.Error:
                     continue
-                sizes.append(memory.rss)
-                shares.append(getattr(memory, "pss", memory.rss))
             result.peak_rss_mb = max(result.peak_rss_mb, max(sizes, default=0) / 1e6)
             result.peak_total_rss_mb = max(result.peak_total_rss_mb, sum(sizes) / 1e6)
             result.peak_total_pss_mb = max(result.peak_total_pss_mb, sum(shares) / 1e6)
@@ -176,7 +188,9 @@ def check(summary: Summary, what: str) -> None:
         )
 
 
-def bench_collection(settings: Settings, name: str, profile: Path | None) -> Result:
+def bench_collection(
+    settings: Settings, name: str, profile: Path | None, pss_every_s: float | None = None
+) -> Result:
     source = get_source(name)
     root = settings.source_root(name)
     assert root is not None
@@ -192,7 +206,7 @@ def bench_collection(settings: Settings, name: str, profile: Path | None) -> Res
     shutil.rmtree(settings.index_dir / name, ignore_errors=True)
     syncer = Syncer(settings, source)
     cpu = cpu_seconds()
-    with watch_memory(result):
+    with watch_memory(result, pss_every_s=pss_every_s):
         if profile:
             profiler = cProfile.Profile()
             result.build_s, summary = timed(lambda: profiler.runcall(syncer.reconcile, full=True))
@@ -266,7 +280,10 @@ def print_table(results: list[Result], spec: CorpusSpec) -> None:
         "full build peak RSS: largest process, all",
         lambda r: f"{r.peak_rss_mb:,.0f} MB, {r.peak_total_rss_mb:,.0f} MB",
     )
-    row("full build peak PSS, all processes", lambda r: f"{r.peak_total_pss_mb:,.0f} MB")
+    row(
+        "full build peak PSS, all processes",
+        lambda r: f"{r.peak_total_pss_mb:,.0f} MB" if r.peak_total_pss_mb else "(--pss)",
+    )
     row("build / floor", lambda r: f"{r.build_s / r.floor_s:,.0f}x")
     row(
         f"no-change reconcile (median of {ROUNDS})",
@@ -310,6 +327,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="cProfile each full build (this process only) into WORKDIR",
     )
+    parser.add_argument(
+        "--pss",
+        action="store_true",
+        help="also sample the build's PSS (shared pages counted once), every 2 s: "
+        "it costs the build some CPU",
+    )
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.collections.split(",") if n.strip()]
     unknown = [n for n in names if n not in SOURCES]
@@ -323,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for name in names:
         profile = args.workdir / f"build-{name}.prof" if args.profile else None
-        results.append(bench_collection(settings, name, profile))
+        results.append(bench_collection(settings, name, profile, 2.0 if args.pss else None))
         if profile:
             console.print(f"  profile: {profile}")
             pstats.Stats(str(profile), stream=sys.stderr).sort_stats("cumulative").print_stats(25)
