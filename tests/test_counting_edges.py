@@ -16,7 +16,7 @@ from indexer.config import Settings
 from indexer.sources.reports import ReportsSource
 from indexer.store import Syncer
 from query.context import QueryContext
-from query.reports import ReportSegment, segments_of
+from query.reports import ReportSegment, search_reports, segments_of
 
 
 @pytest.fixture
@@ -102,3 +102,49 @@ def test_a_query_inside_a_token_more_than_once_counts_each_time(segment_of, dens
     texts = segment.segment.bytes_column("text")
     truth = {d: texts.value(d).count(b"ha") for d in range(segment.segment.doc_count_all)}
     assert segment.occurrences("ha", None) == {d: float(n) for d, n in truth.items() if n}
+
+
+@pytest.mark.parametrize("sequences", [True, False])
+def test_a_phrase_counted_in_the_texts_once_a_token_narrowed_stays_in_its_command(
+    tmp_path: Path, make_settings: Callable[..., Settings], sequences: bool
+) -> None:
+    """Where the first token read leaves reports whose texts cost more to count than
+    every text of the segment, every text is counted (or the runs of the token sequences
+    read), but only those of the command asked for: the others hold the phrase too."""
+    rng = random.Random(4)
+    for command, n in (("a", 30), ("b", 10)):
+        for i in range(n):
+            words = [rng.choice(["alpha beta", "alpha", "beta", "gamma"]) for _ in range(6)]
+            path = tmp_path / "reports" / command / f"r{i:02d}_202501{i % 28 + 1:02d}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(" ".join(words), encoding="utf-8")
+    ctx = QueryContext.from_settings(make_settings())
+    try:
+        syncer = Syncer(ctx.settings, ReportsSource())
+        syncer.parallel = False
+        syncer.reconcile()
+        if not sequences:
+            for table in (ctx.settings.index_dir / "reports").glob("trove-seqs-*"):
+                table.unlink()
+        # Reading the first token's postings costs nothing; counting the texts it leaves
+        # more than counting every text: every text is counted after step 0.
+        ctx.costs = dataclasses.replace(
+            ctx.costs, posting_us=0, term_us=0, text_us=10**6, scan_floor_us=0
+        )
+        found = search_reports(ctx, "alpha beta", command_filter="a", max_results=100)
+        assert found.results and {r.command_name for r in found.results} == {"a"}
+        texts = {
+            f"{r.command_name}/{r.report_name}": (
+                tmp_path / "reports" / r.command_name / r.report_name
+            )
+            .read_text(encoding="utf-8")
+            .count("alpha beta")
+            for r in found.results
+        }
+        held = {
+            f"a/{p.name}": p.read_text(encoding="utf-8").count("alpha beta")
+            for p in (tmp_path / "reports" / "a").iterdir()
+        }
+        assert texts == {k: n for k, n in held.items() if n}
+    finally:
+        ctx.close()
