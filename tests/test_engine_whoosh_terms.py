@@ -6,6 +6,7 @@ check finds what the read would meet."""
 from __future__ import annotations
 
 import random
+from itertools import accumulate
 from typing import Any
 
 import pytest
@@ -14,10 +15,17 @@ from whoosh.codec.whoosh3 import W3TermsReader  # noqa: TID251
 from whoosh.fields import BOOLEAN, NUMERIC  # noqa: TID251
 from whoosh.filedb.structfile import BufferFile  # noqa: TID251
 
+from indexer.config import settings_from_dict
 from indexer.engine.whoosh.terms import read_terms
+from indexer.sources.reports import ReportsSource
+from indexer.store import Syncer
+from query.context import QueryContext
+from query.reports import search_reports
+
+Read = tuple[str, list[int], list[int], list[int], list[int]]  # joined, starts, offsets, ...
 
 
-def as_whoosh_reads(terms: Any, field: str) -> tuple[str, list[int], list[int], list[int]]:
+def as_whoosh_reads(terms: Any, field: str) -> Read:
     """The field's terms as Whoosh's reader reads them, one record at a time."""
     names, offsets, lengths, doc_counts = [], [], [], []
     for (name, tbytes), info in terms.items():
@@ -33,13 +41,20 @@ def as_whoosh_reads(terms: Any, field: str) -> tuple[str, list[int], list[int], 
             offsets.append(offset)
             lengths.append(length[0] if isinstance(length, tuple) else length)
     joined = "\0" + "\0".join(names) + "\0" if names else ""
-    return joined, offsets, lengths, doc_counts
+    starts = list(accumulate((len(n) + 1 for n in names[:-1]), initial=1)) if names else []
+    return joined, starts, offsets, lengths, doc_counts
 
 
-def as_read(terms: Any, field: str) -> tuple[str, list[int], list[int], list[int]]:
+def as_read(terms: Any, field: str) -> Read:
     found = read_terms(terms, field)
     assert found is not None
-    return found.joined, list(found.offsets), list(found.lengths), list(found.doc_counts)
+    return (
+        found.joined,
+        list(found.starts),
+        list(found.offsets),
+        list(found.lengths),
+        list(found.doc_counts),
+    )
 
 
 def text_fields(segment: Any) -> list[str]:
@@ -64,8 +79,8 @@ def test_every_text_field_of_every_collection_reads_as_whoosh_reads_it(sample_ct
                 for field in text_fields(segment):
                     found = as_read(terms, field)
                     assert found == as_whoosh_reads(terms, field), (collection, field)
-                    seen.append((found[0], found[1]))
-                assert as_read(terms, "no such field") == ("", [], [], [])
+                    seen.append((found[0], found[2]))
+                assert as_read(terms, "no such field") == ("", [], [], [], [])
     assert any(not joined.isascii() for joined, _ in seen)  # terms not ASCII were read
 
 
@@ -110,3 +125,36 @@ def test_a_damaged_terms_file_is_a_value_error_or_reads_as_whoosh_reads_it(sampl
 def _length(terms: Any) -> int:
     terms._dbfile.seek(0, 2)
     return terms._dbfile.tell()
+
+
+def test_a_term_holding_a_nul_is_read_whole_and_found(tmp_path) -> None:
+    """A report's text past its first 8 KB may hold a NUL (only the first 8 KB are looked
+    at for a binary file), and a run of punctuation holding it is a term: the terms are
+    still read as Whoosh reads them, each where it begins, and the report is found."""
+    settings = settings_from_dict(
+        {"sources": {"reports": str(tmp_path / "reports")}, "index": {"dir": str(tmp_path / "i")}},
+        base=tmp_path,
+    )
+    report = tmp_path / "reports" / "cmd" / "r_20250101.md"
+    report.parent.mkdir(parents=True)
+    report.write_bytes(b"hello world " * 1000 + b"x .\x00; y proxy timeout \xc3\xa9t\xc3\xa9\n")
+    syncer = Syncer(settings, ReportsSource())
+    syncer.parallel = False
+    assert syncer.reconcile().added == 1
+    ctx = QueryContext.from_settings(settings)
+    try:
+        with ctx.indexes.snapshot("reports") as snapshot:
+            assert snapshot is not None
+            segments: list[Any] = [s for s, _ in snapshot.segments()]  # the Whoosh engine's
+            (segment,) = segments
+            terms = segment.reader._terms
+            found = as_read(terms, "content")
+            assert found == as_whoosh_reads(terms, "content")
+            lexicon = segment.lexicon("content")
+            terms = found[0][1:-1].split("\0")
+            assert ".\x00;" in [lexicon.term(k) for k in range(len(lexicon))]
+            assert len(lexicon) == len(terms) - 1  # one term holds a NUL
+        for query in ("proxy", "y proxy", "été"):
+            assert [r.report_name for r in search_reports(ctx, query).results] == [report.name]
+    finally:
+        ctx.close()

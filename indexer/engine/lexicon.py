@@ -33,17 +33,13 @@ class Lexicon:
         self._keep("\0" + "\0".join(terms) + "\0", array("Q", starts), doc_counts)
 
     @classmethod
-    def from_joined(cls, joined: str, doc_counts: Sequence[int]) -> Lexicon:
-        """The lexicon of terms already joined as it keeps them: each after a NUL, and a
-        NUL at the end (the terms of ``doc_counts``); ValueError if they are not."""
+    def from_joined(cls, joined: str, starts: array[int], doc_counts: Sequence[int]) -> Lexicon:
+        """The lexicon of terms already joined as it keeps them (each after a NUL, and a
+        NUL at the end), ``starts[k]`` where term k begins in ``joined``."""
         if not doc_counts:
             return cls([], [])
-        codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-        nuls = np.flatnonzero(codes == 0)
-        if len(nuls) != len(doc_counts) + 1 or nuls[0] != 0 or nuls[-1] != len(joined) - 1:
-            raise ValueError(f"{len(doc_counts)} terms, {len(nuls)} NULs")
         lexicon = cls.__new__(cls)
-        lexicon._keep(joined, array("Q", (nuls[:-1] + 1).astype(np.uint64).tobytes()), doc_counts)
+        lexicon._keep(joined, starts, doc_counts)
         return lexicon
 
     def _keep(self, joined: str, starts: array[int], doc_counts: Iterable[int]) -> None:

@@ -108,7 +108,7 @@ class WhooshSegment:
     def _lexicon(self, field: str) -> tuple[Lexicon, array[int], array[int]]:
         found = self.memo.lexicons.get(field)
         if found is None and (read := read_terms(self.reader._terms, field)) is not None:
-            lexicon = Lexicon.from_joined(read.joined, read.doc_counts)
+            lexicon = Lexicon.from_joined(read.joined, read.starts, read.doc_counts)
             found = self.memo.lexicons[field] = (lexicon, read.offsets, read.lengths)
         if found is None:
             terms = []

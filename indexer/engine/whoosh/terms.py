@@ -34,10 +34,12 @@ _POSITIONS = {"B": ">u1", "H": ">u2", "i": ">i4", "I": ">u4", "q": ">i8"}
 
 class FieldTerms(NamedTuple):
     """A field's terms, in order: ``joined`` holds each after a NUL (as Lexicon keeps
-    them); per term, where its postings are (-1: inlined in its info) and their length,
-    and how many documents hold it."""
+    them), ``starts`` where each begins in it (a term may hold a NUL itself: a report's
+    run of punctuation can); per term, where its postings are (-1: inlined in its info)
+    and their length, and how many documents hold it."""
 
     joined: str
+    starts: array[int]
     offsets: array[int]
     lengths: array[int]
     doc_counts: array[int]
@@ -99,7 +101,7 @@ def read_terms(terms_reader: Any, field: str) -> FieldTerms | None:
         raise ValueError(f"{field}: a term's postings lie before the file's start")
     terms_at = at + _RECORD_HEAD + _FIELD_NUMBER
     return FieldTerms(
-        _joined(data, terms_at, key_lengths - _FIELD_NUMBER),
+        *_joined(data, terms_at, key_lengths - _FIELD_NUMBER),
         array("q", offsets.tobytes()),
         array("Q", lengths.astype(np.uint64).tobytes()),
         array("Q", doc_counts.astype(np.uint64).tobytes()),
@@ -107,7 +109,7 @@ def read_terms(terms_reader: Any, field: str) -> FieldTerms | None:
 
 
 def _no_terms() -> FieldTerms:
-    return FieldTerms("", array("q"), array("Q"), array("Q"))
+    return FieldTerms("", array("Q"), array("q"), array("Q"), array("Q"))
 
 
 def _number_at(table: Any, position: int) -> int:
@@ -129,11 +131,17 @@ def _int32(data: npt.NDArray[np.uint8], at: npt.NDArray[np.int64]) -> npt.NDArra
 
 def _joined(
     data: npt.NDArray[np.uint8], at: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]
-) -> str:
+) -> tuple[str, array[int]]:
     """The terms (``lengths`` bytes of UTF-8 at ``at``), each after a NUL, and a NUL at
-    the end; UnicodeDecodeError if one is not UTF-8."""
+    the end, and where each begins in that string (in characters); UnicodeDecodeError
+    if one is not UTF-8."""
+    total = int(lengths.sum())
     out_at = np.cumsum(lengths + 1) - lengths  # where each term goes: after its NUL
-    out = np.zeros(int(lengths.sum()) + len(lengths) + 1, dtype=np.uint8)
-    within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    out = np.zeros(total + len(lengths) + 1, dtype=np.uint8)
+    within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     out[np.repeat(out_at, lengths) + within] = data[np.repeat(at, lengths) + within]
-    return out.tobytes().decode("utf-8")
+    joined = out.tobytes().decode("utf-8")
+    # A byte starts a character unless it continues one (10xxxxxx).
+    characters_before = np.cumsum((out & 0xC0) != 0x80) - 1
+    starts = characters_before[out_at].astype(np.uint64)
+    return joined, array("Q", starts.tobytes())
