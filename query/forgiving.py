@@ -19,8 +19,9 @@ from typing import Generic, Literal, TypeVar
 
 from rapidfuzz import fuzz, process
 
+from indexer.cjk import CJK_CHARS
 from indexer.engine.lexicon import Lexicon
-from indexer.sources.base import CJK_CHARS, stem
+from indexer.sources.base import stem
 
 # Words too common to find anything by: they never match alone. NLTK's English list, and
 # the function words of questions it lacks (without them, "how many" had "many", held by

@@ -82,7 +82,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Literal, NoReturn
 
-from indexer.sources.base import CJK_CHARS
+from indexer.cjk import CJK_CHARS
 from query.args import check_name
 from query.errors import TroveError
 

@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
+from indexer.engine.pairs import CjkPairs
 from indexer.engine.sequences import TokenSequences
 
 # A term's postings as arrays: document numbers (ascending) and the term's frequencies.
@@ -105,6 +106,12 @@ class Segment(Protocol):
     def fragment_tops(self) -> FragmentTops | None:
         """The documents that hold each short fragment most, if the segment keeps them
         (indexer/engine/fragments.py); None if it does not, or cannot read them."""
+        ...
+
+    def cjk_pairs(self) -> CjkPairs | None:
+        """Each pair of CJK characters the documents hold, with the documents holding it
+        and how often, if the segment keeps them (indexer/engine/pairs.py); None if it
+        does not, or cannot read them."""
         ...
 
     def token_sequences(self) -> TokenSequences | None:

@@ -77,7 +77,9 @@ class BytesColumn:
 
     With ``tops_by`` (a number field, then a bytes column), each segment also keeps the
     documents whose value holds each one- or two-character fragment most
-    (indexer/engine/fragments.py), tied ones ranked by those two fields."""
+    (indexer/engine/fragments.py), tied ones ranked by those two fields, and every pair
+    of CJK characters side by side in a value, with the documents holding it and how
+    often (indexer/engine/pairs.py)."""
 
     name: str
     tops_by: tuple[str, str] | None = None

@@ -10,17 +10,10 @@ from typing import Any, ClassVar, Protocol
 
 import Stemmer
 
+from indexer.cjk import CJK_CHARS
 from indexer.engine.fields import Field
 
-# Scripts written without spaces are indexed one character per token, so that any
-# run of them can be found by the characters it holds (then verified on the text).
-CJK_CHARS = (
-    "\u3040-\u30ff"  # hiragana, katakana
-    "\u3400-\u4dbf"  # CJK extension A
-    "\u4e00-\u9fff"  # CJK unified ideographs
-    "\uac00-\ud7af"  # hangul syllables
-    "\uf900-\ufaff"  # CJK compatibility ideographs
-)
+# Word runs, and each CJK character a token of its own (indexer/cjk.py).
 TOKEN_PATTERN = rf"[{CJK_CHARS}]|[^\W{CJK_CHARS}]+"
 _WORD = re.compile(TOKEN_PATTERN)
 

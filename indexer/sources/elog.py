@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
+from indexer.cjk import CJK_CHARS
 from indexer.engine.fields import Field, Keyword, Number, Stored, Text
-from indexer.sources.base import CJK_CHARS, FileData, Parsed, stem
+from indexer.sources.base import FileData, Parsed, stem
 from indexer.sources.elog_text import visible_text
 
 # Old entries carry ctime dates without a zone: they are the server's local time.

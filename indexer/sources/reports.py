@@ -6,8 +6,9 @@ import re
 from datetime import date
 from typing import ClassVar
 
+from indexer.cjk import CJK_CHARS
 from indexer.engine.fields import BytesColumn, Field, Keyword, Number, Stored, Text
-from indexer.sources.base import CJK_CHARS, FileData, Parsed, is_hidden
+from indexer.sources.base import FileData, Parsed, is_hidden
 
 # The content is indexed as tokens of its lower-cased text: runs of word characters,
 # single CJK characters and runs of other characters that are not white space. Every
@@ -83,7 +84,8 @@ class ReportsSource:
             # of several tokens can be (made anew from the text if lost).
             Text("content", tokens, postings="next_tokens", sequences_from="text"),
             # The lower-cased text, UTF-8: counts any query in the reports found; and
-            # per segment, the reports that hold each short fragment most.
+            # per segment, the reports that hold each short fragment most, and each pair
+            # of CJK characters.
             BytesColumn("text", tops_by=("day", "sort_key")),
             # The key (command/report_name), UTF-8: orders reports tied on count and
             # date, and names the best, without reading stored fields.

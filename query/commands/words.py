@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import re
 
-from indexer.sources.base import CJK_CHARS, TOKEN_PATTERN
+from indexer.cjk import CJK_CHARS
+from indexer.sources.base import TOKEN_PATTERN
 
 TOKEN = re.compile(TOKEN_PATTERN)
 # Name pieces: split on anything but letters and digits (so on _ and -), then at case

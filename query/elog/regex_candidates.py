@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from indexer.sources.base import CJK_CHARS
+from indexer.cjk import CJK_CHARS
 from query.elog.caches import ElogCache, FoldedTerms
 from query.elog.index_access import ElogIndex
 from query.elog.regex_literals import Lit, Need

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from indexer.engine.base import BytesColumn, Segment, Snapshot, joined_values
 from indexer.engine.fragments import FRAGMENTS
 from indexer.engine.lexicon import Lexicon
+from indexer.engine.pairs import pair_key
 from indexer.engine.postings import token_hash
 from indexer.engine.sequences import Codes, TokenSequences
 from indexer.sources.reports import TOKEN_PATTERN
@@ -101,6 +102,10 @@ class ReportSegment:
         within = None if command is None else self.command_docs(command)
         if within == []:
             return {}
+        if self.plan == "cost" and pair_key(lowered) is not None:
+            found = self._from_pairs(lowered, within)
+            if found is not None:
+                return found
         spans = [m.span() for m in _TOKEN.finditer(lowered)]
         inside = len(spans) == 1 and spans[0] == (0, len(lowered))
         if inside and top is not None and self.plan == "cost":
@@ -157,6 +162,21 @@ class ReportSegment:
                 if len(found) == top:
                     return found
         return found if best.complete else None
+
+    def _from_pairs(self, pair: str, within: list[int] | None) -> dict[int, float] | None:
+        """{docnum: occurrences} of a pair of CJK characters in the live documents of
+        ``within`` (None: all), from the segment's CJK pairs; None if it has none."""
+        pairs = self.segment.cjk_pairs()
+        held = None if pairs is None else pairs.holders(pair)
+        if held is None:
+            return None
+        docs, counts = held
+        keep = np.ones(len(docs), dtype=bool)
+        if self.deleted:
+            keep &= ~np.isin(docs, np.fromiter(self.deleted, dtype=np.int64))
+        if within is not None:
+            keep &= np.isin(docs, np.array(within, dtype=np.int64))
+        return dict(zip(docs[keep].tolist(), counts[keep].tolist(), strict=True))
 
     def _live(self, within: list[int] | None) -> int:
         """How many documents a search in ``within`` (None: all) may count in."""

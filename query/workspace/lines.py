@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from indexer.sources.base import CJK_CHARS
+from indexer.cjk import CJK_CHARS
 from query.workspace import limits
 from query.workspace.cache import Doc
 

@@ -27,6 +27,7 @@ from whoosh.writing import IndexingError, PostingPool, SegmentWriter
 from indexer.engine.postings import Numbering
 from indexer.engine.whoosh.codec import TermPostings
 from indexer.engine.whoosh.derived import clean_derived, write_derived
+from indexer.engine.whoosh.pairs import PairsTaker, pairs_file_name
 from indexer.engine.whoosh.sequences import SequencesTaker, sequences_file_name
 from indexer.engine.whoosh.tops import TopsCounter, tops_file_name
 
@@ -139,7 +140,8 @@ class _CleansDerived:
 
 class TroveSegmentWriter(_CleansDerived, SegmentWriter):
     """Whoosh's SegmentWriter with a TermPool, and each field's terms added in one go;
-    and the segment's fragment tops (indexer/engine/fragments.py) and token sequences
+    and the segment's fragment tops (indexer/engine/fragments.py), CJK pairs
+    (indexer/engine/pairs.py: of the column with the tops) and token sequences
     (indexer/engine/sequences.py), if its schema has a field with them, written beside
     it."""
 
@@ -147,12 +149,13 @@ class TroveSegmentWriter(_CleansDerived, SegmentWriter):
         super().__init__(ix, limitmb=limitmb, **kwargs)
         self.pool = TermPool(self._tempstorage, self.newsegment, limitmb=limitmb)
         self.tops = TopsCounter.of(self.schema)
+        self.pairs = PairsTaker.of(self.schema)
         self.sequences = SequencesTaker.of(self.schema)
 
     def add_reader(self, reader: Any) -> None:
         # Documents that are not counted: no derived data for this segment (a reconcile
         # makes it from the segment's columns).
-        self.tops = self.sequences = None
+        self.tops = self.pairs = self.sequences = None
         super().add_reader(reader)
 
     def add_document(self, **fields: Any) -> None:
@@ -166,6 +169,8 @@ class TroveSegmentWriter(_CleansDerived, SegmentWriter):
         ):
             if self.tops is not None:
                 self.tops.add(self.docnum, fields)
+            if self.pairs is not None:
+                self.pairs.add(self.docnum, fields)
             self.sequences = None  # the tokens are not seen here
             super().add_document(**fields)
             return
@@ -209,6 +214,8 @@ class TroveSegmentWriter(_CleansDerived, SegmentWriter):
         perdocwriter.finish_doc()
         if self.tops is not None:
             self.tops.add(docnum, fields)
+        if self.pairs is not None:
+            self.pairs.add(docnum, fields)
         self._added = True
         self.docnum += 1
 
@@ -228,6 +235,9 @@ class TroveSegmentWriter(_CleansDerived, SegmentWriter):
         if self.tops is not None:
             table = self.tops.counter.table(self.docnum)
             write_derived(self.storage.folder, tops_file_name(segment_id), table)
+        if self.pairs is not None:
+            table = self.pairs.counter.table(self.docnum)
+            write_derived(self.storage.folder, pairs_file_name(segment_id), table)
         if self.sequences is not None:
             table = self.sequences.writer.table(self.docnum)
             write_derived(self.storage.folder, sequences_file_name(segment_id), table)

@@ -43,6 +43,7 @@ from indexer.engine.base import (
 )
 from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
+from indexer.engine.pairs import CjkPairs
 from indexer.engine.sequences import TokenSequences
 from indexer.engine.whoosh.codec import BLOCK_SIZE
 from indexer.engine.whoosh.frequencies import (
@@ -50,6 +51,7 @@ from indexer.engine.whoosh.frequencies import (
     inlined_frequencies,
     read_frequencies,
 )
+from indexer.engine.whoosh.pairs import pairs_file_name, read_pairs
 from indexer.engine.whoosh.ranking import LuceneBM25F, whoosh_query
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, FILE_STAT, unpack_stat
 from indexer.engine.whoosh.sequences import read_sequences, sequences_file_name
@@ -76,6 +78,7 @@ class _SegmentMemo:
         self.layouts: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
         self.totals: dict[str, int] = {}  # a bytes column's values' length
         self.tops: tuple[FragmentTops | None] | None = None  # read once: (tops or None,)
+        self.pairs: tuple[CjkPairs | None] | None = None  # (the same)
         # File records looked up: (mtime_ns, size, doc) by path, None where it has none.
         self.file_records: dict[str, tuple[int, int, int] | None] = {}
         self.sequences: tuple[TokenSequences | None] | None = None  # (the same)
@@ -144,6 +147,15 @@ class WhooshSegment:
                 ),
             )
         return self.memo.tops[0]
+
+    def cjk_pairs(self) -> CjkPairs | None:
+        """Read once, from the file the segment's writer left beside it (inverting.py);
+        None if there is none, or it is damaged."""
+        if self.memo.pairs is None:
+            self.memo.pairs = (
+                self._derived(read_pairs, pairs_file_name, "CJK pairs are counted in the texts"),
+            )
+        return self.memo.pairs[0]
 
     def token_sequences(self) -> TokenSequences | None:
         """Read (mapped and checked) once, from the file the segment's writer left beside

@@ -3,11 +3,10 @@ counted as the writer adds documents, written beside the segment (derived.py).""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from indexer.engine.fragments import FragmentCounter, FragmentTops
-from indexer.engine.whoosh.derived import TOPS_PREFIX, derived_name
+from indexer.engine.whoosh.derived import TOPS_PREFIX, derived_name, read_derived
 
 
 def tops_file_name(segment_id: str) -> str:
@@ -17,12 +16,8 @@ def tops_file_name(segment_id: str) -> str:
 def read_tops(folder: str, segment_id: str, doc_count: int) -> FragmentTops | None:
     """A segment of ``doc_count`` documents' tops; None if there are none, or they are
     damaged."""
-    try:
-        with open(os.path.join(folder, tops_file_name(segment_id)), "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    return FragmentTops.parse(data, doc_count)
+    data = read_derived(folder, tops_file_name(segment_id))
+    return None if data is None else FragmentTops.parse(data, doc_count)
 
 
 class TopsCounter:

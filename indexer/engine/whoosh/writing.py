@@ -27,6 +27,7 @@ from indexer.engine.fields import Field
 from indexer.engine.whoosh.codec import TroveCodec
 from indexer.engine.whoosh.derived import clean_derived, write_derived
 from indexer.engine.whoosh.inverting import TroveMpWriter, TroveSegmentWriter, gc_paused
+from indexer.engine.whoosh.pairs import PairsTaker, pairs_file_name, read_pairs
 from indexer.engine.whoosh.reading import WhooshReader, WhooshSegment, segment_of
 from indexer.engine.whoosh.schema import (
     FILE_KEY_PREFIX,
@@ -170,28 +171,31 @@ class WhooshIndex:
         segment from the table of contents alone (a reader of every segment costs more
         than the check); where one is missing or damaged, makes it anew from the
         segment's columns and writes it (a whole new file, renamed into place): the
-        fragment tops from the live documents' texts, the token sequences from every
-        document's text, cut into tokens again. How many files it wrote."""
+        fragment tops from the live documents' texts, the CJK pairs and the token
+        sequences from every document's text (the latter cut into tokens again). How
+        many files it wrote."""
         index = self.native
         tops_of = TopsCounter.of(index.schema) is not None
         sequences_of = SequencesTaker.of(index.schema) is not None
         folder = index.storage.folder
 
-        def lacking(info: Any) -> tuple[Any, bool, bool]:
-            """The segment, and whether its tops and its sequences need writing."""
+        def lacking(info: Any) -> tuple[Any, bool, bool, bool]:
+            """The segment, and whether its tops, its pairs and its sequences need
+            writing."""
             segment_id, docs = info.segment_id(), info.doc_count_all()
             tops = tops_of and read_tops(folder, segment_id, docs) is None
+            pairs = tops_of and read_pairs(folder, segment_id, docs) is None
             found = read_sequences(folder, segment_id, docs) if sequences_of else None
             sequences = sequences_of and (found is None or not found.intact())
-            return info, tops, sequences
+            return info, tops, pairs, sequences
 
         # Checked two at a time (zlib lets go of the GIL while it sums a file's bytes);
         # the sequences' every chunk of codes (a search checks those it reads).
         with ThreadPoolExecutor(DERIVED_CHECKERS) as pool:
             checked = list(pool.map(lacking, index._segments()))
         repaired = 0
-        for info, tops, sequences in checked:
-            if not tops and not sequences:
+        for info, tops, pairs, sequences in checked:
+            if not tops and not pairs and not sequences:
                 continue
             segment_id = info.segment_id()
             with SegmentReader(index.storage, index.schema, info) as reader:
@@ -199,10 +203,13 @@ class WhooshIndex:
                 if tops:
                     _write_tops(index.schema, segment, folder)
                     log.warning("%s: fragment tops written anew (missing or damaged)", segment_id)
+                if pairs:
+                    _write_pairs(index.schema, segment, folder)
+                    log.warning("%s: CJK pairs written anew (missing or damaged)", segment_id)
                 if sequences:
                     _write_sequences(index.schema, segment, folder)
                     log.warning("%s: token sequences written anew (missing or damaged)", segment_id)
-            repaired += tops + sequences
+            repaired += tops + pairs + sequences
         return repaired
 
     def bookkeeping_of(self, files: Iterable[str]) -> Bookkeeping:
@@ -357,6 +364,17 @@ def _write_tops(schema: Any, segment: WhooshSegment, folder: str) -> None:
             tops.counter.add(d, texts.value(d), ranks[d], keys.value(d))
     table = tops.counter.table(segment.doc_count_all)
     write_derived(folder, tops_file_name(segment.id), table)
+
+
+def _write_pairs(schema: Any, segment: WhooshSegment, folder: str) -> None:
+    """A segment's CJK pairs, from every document's text (those deleted since it was
+    written too: the table is then the one its writer wrote)."""
+    pairs = PairsTaker.of(schema)
+    assert pairs is not None
+    texts = segment.bytes_column(pairs.column)
+    for d in range(segment.doc_count_all):
+        pairs.counter.add(d, texts.value(d))
+    write_derived(folder, pairs_file_name(segment.id), pairs.counter.table(segment.doc_count_all))
 
 
 def _write_sequences(schema: Any, segment: WhooshSegment, folder: str) -> None:
