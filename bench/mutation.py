@@ -131,13 +131,20 @@ TESTS = {
     ],
     "indexer/held.py": ["tests/test_held.py"],
     "indexer/events.py": ["tests/test_events.py"],
-    # The store's reconcile, apply and commit, and the commits that fail or meet a
-    # damaged index (the durability tests of the daemon and the CLI run elsewhere).
+    # The store's reconcile, apply and commit, the commits that fail or meet a damaged
+    # index, the summary `trove reindex --json` prints, and the derived files a reconcile
+    # writes anew (the durability tests of the daemon run with it).
     "indexer/store.py": [
         "tests/test_store.py",
         "tests/test_durability.py",
+        "tests/test_cli_index.py",
+        "tests/test_fragments.py",
+        "tests/test_sequences.py",
         "-k",
-        "test_store or failed_commit or damaged_index",
+        (
+            "test_store or failed_commit or damaged_index or test_cli_index or test_fragments"
+            " or test_sequences"
+        ),
     ],
     "indexer/daemon.py": ["tests/test_daemon.py", "tests/test_durability.py"],
 }
@@ -159,7 +166,7 @@ def prepare(module: str, work: Path) -> None:
     listed = subprocess.run(
         # Tracked files and new ones git does not ignore, as they are in the working tree.
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
-        + ["query", "indexer", "tests", "data", "bench", "trove.toml"],
+        + ["query", "indexer", "tests", "data", "bench", "docs", "README.md", "trove.toml"],
         cwd=REPO,
         check=True,
         capture_output=True,
