@@ -91,7 +91,9 @@ class CollectionIndex:
             )
         marker = self.read_marker()
         if marker is None:
-            if any(name != LOCK_FILE for name in os.listdir(self.path)):
+            # The lock, and a marker half-written by a process killed as it claimed the
+            # folder (write_marker), are all an index of ours holds before its marker.
+            if any(name not in (LOCK_FILE, MARKER + ".tmp") for name in os.listdir(self.path)):
                 raise ForeignIndexError(
                     f"{self.path} holds files but is not a trove index (no {MARKER}); "
                     "trove will not delete them. Move it away or set [index] dir to another folder."

@@ -336,6 +336,21 @@ def test_a_corrupt_trove_index_is_rebuilt(make_settings, write, tmp_path) -> Non
     assert set(indexed_keys(s, ReportsSource())) == {"a/r.md"}
 
 
+def test_a_build_killed_as_it_wrote_its_marker_is_built(make_settings, write, tmp_path) -> None:
+    """What a process killed between writing the marker and renaming it into place
+    leaves: the lock and the marker's temporary file, and no marker (found by a kill -9
+    test under load: the folder was taken for a foreign one)."""
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    index = CollectionIndex(s.index_dir, ReportsSource())
+    with index.locked():
+        (index.path / "trove-index.json.tmp").write_text('{"format": "trove-in')
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.added == 1 and summary.error == ""
+    assert set(indexed_keys(s, ReportsSource())) == {"a/r.md"}
+    assert not (index.path / "trove-index.json.tmp").exists()
+
+
 def test_a_build_killed_before_its_first_commit_is_rebuilt(make_settings, write, tmp_path) -> None:
     # What a process killed right after claiming the folder leaves: the marker and the lock.
     s = make_settings()
