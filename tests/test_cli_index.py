@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -139,3 +140,37 @@ def test_the_console_script_runs(tmp_path) -> None:
         check=False,
     )
     assert r.returncode == 0 and "reindex" in r.stdout
+
+
+def test_reindex_json_says_what_changed_in_each_collection_and_how_long_it_took(
+    tmp_path, write
+) -> None:
+    """Every key of a collection's summary, each with what the reconcile did: a report
+    added, one updated, one deleted, one left, an empty one (a warning)."""
+    cfg = config(tmp_path)
+    for name in ("a", "b", "c"):
+        write(f"reports/x/{name}_20251101.md", f"report {name}")
+    assert runner.invoke(app, ["--config", str(cfg), "reindex"]).exit_code == 0
+    write("reports/x/a_20251101.md", "report a, edited")
+    (tmp_path / "reports/x/b_20251101.md").unlink()
+    write("reports/x/d_20251101.md", "report d")
+    write("reports/x/e_20251101.md", "")
+    started = time.perf_counter()
+    r = runner.invoke(app, ["--config", str(cfg), "reindex", "--collection", "reports", "--json"])
+    took = time.perf_counter() - started
+    assert r.exit_code == 0, r.output
+    [summary] = json.loads(r.stdout)
+    seconds = summary.pop("seconds")
+    assert summary == {
+        "collection": "reports",
+        "added": 2,
+        "updated": 1,
+        "deleted": 1,
+        "unchanged": 1,
+        "skipped": {},
+        "warnings": ["x/e_20251101.md: empty file"],
+        "missing_root": False,
+        "error": "",
+    }
+    assert isinstance(seconds, float) and 0 < seconds <= took
+    assert seconds == round(seconds, 3)  # to the millisecond
