@@ -1,13 +1,16 @@
 """The mutation run: mutmut over trove's core modules, each with only the tests that
 matter for it, and the score per module. Not for CI: it takes minutes a module.
 
-    python bench/mutation.py [MODULE ...] [--jobs 2] [--show]
+    python bench/mutation.py [MODULE ...] [--jobs 2] [--show] [--only PATTERN ...]
 
 MODULE is a path such as query/forgiving.py (default: the modules of MODULES). For each,
 the working tree's files that git tracks or would (uncommitted changes too) are copied to
 mutants/runs/<module>/, whose pyproject.toml gets [tool.mutmut] with this module as
 only_mutate and its tests (TESTS) as the test selection; `mutmut run` runs there, under
 `nice -n 10`. Prints killed/total and the surviving mutants (with --show, their diffs).
+--only runs only the mutants whose names match (fnmatch, e.g.
+"indexer.daemon.xǁDaemonǁ_apply_batch*"), for a module whose tests are too slow to run
+for every mutant; the score is then of those.
 docs/TESTING.md says how to read them and lists the equivalent ones.
 
 mutmut 3 mutates the code inside functions only: module-level constants (a cut-off such as
@@ -201,10 +204,10 @@ def mutmut(work: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def run(module: str, jobs: int, show: bool) -> dict[str, int]:
+def run(module: str, jobs: int, show: bool, only: list[str]) -> dict[str, int]:
     work = OUT / module.replace("/", "_").removesuffix(".py")
     prepare(module, work)
-    done = mutmut(work, "run", "--max-children", str(jobs))
+    done = mutmut(work, "run", "--max-children", str(jobs), *only)
     if done.returncode != 0:
         print(done.stdout[-3000:], done.stderr[-3000:], file=sys.stderr)
         raise SystemExit(f"mutmut run failed for {module} (exit {done.returncode})")
@@ -217,7 +220,8 @@ def run(module: str, jobs: int, show: bool) -> dict[str, int]:
         for name, _, status in (line.rpartition(":") for line in results.splitlines())
         if status.strip() in ("survived", "no tests")
     ]
-    tried = stats["total"] - stats["skipped"]
+    # Those run (with --only, the rest are counted in the total as not checked).
+    tried = sum(stats[k] for k in ("killed", "survived", "no_tests", "timeout", "suspicious"))
     score = stats["killed"] + stats["timeout"]
     print(
         f"{module}: {score}/{tried} killed ({100 * score / max(tried, 1):.1f}%), "
@@ -240,6 +244,9 @@ def main() -> None:
     parser.add_argument("modules", nargs="*", default=MODULES, help="modules to mutate")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once")
     parser.add_argument("--show", action="store_true", help="print each survivor's diff")
+    parser.add_argument(
+        "--only", action="append", default=[], help="run only mutants matching (fnmatch)"
+    )
     args = parser.parse_args()
     unknown = [m for m in args.modules if m not in TESTS]
     if unknown:
@@ -248,7 +255,7 @@ def main() -> None:
     if set(configured["tool"]["mutmut"]["only_mutate"]) != set(TESTS):
         parser.error("only_mutate in pyproject.toml and TESTS here name different modules")
     for module in args.modules:
-        run(module, args.jobs, args.show)
+        run(module, args.jobs, args.show, args.only)
 
 
 if __name__ == "__main__":
