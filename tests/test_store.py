@@ -4,9 +4,11 @@ import json
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -324,7 +326,7 @@ def test_a_foreign_folder_at_the_index_path_is_never_deleted(
     assert sorted(os.listdir(tmp_path / "index/reports")) == ["thesis.tex"]
 
 
-def test_a_corrupt_trove_index_is_rebuilt(make_settings, write, tmp_path) -> None:
+def test_a_corrupt_trove_index_is_rebuilt(make_settings, write, tmp_path, caplog) -> None:
     s = make_settings()
     write("reports/a/r.md", "x")
     Syncer(s, ReportsSource()).reconcile()
@@ -334,6 +336,89 @@ def test_a_corrupt_trove_index_is_rebuilt(make_settings, write, tmp_path) -> Non
     summary = Syncer(s, ReportsSource()).reconcile()
     assert summary.added == 1
     assert set(indexed_keys(s, ReportsSource())) == {"a/r.md"}
+
+
+def test_an_index_missing_a_segment_is_rebuilt_saying_why_with_progress(
+    make_settings, write, tmp_path, caplog
+) -> None:
+    """The table of contents reads, a segment it names is gone: the reconcile fails to
+    read it, finds it damaged, says so and rebuilds it, reporting its progress."""
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    Syncer(s, ReportsSource()).reconcile()
+    write("reports/a/s.md", "y")
+    [segment] = (tmp_path / "index/reports").glob("*.seg")
+    segment.unlink()
+    progress: list[tuple[int, int]] = []
+    with caplog.at_level("WARNING", logger="indexer.store"):
+        summary = Syncer(s, ReportsSource()).reconcile(
+            progress=lambda done, total: progress.append((done, total))
+        )
+    assert (summary.added, summary.collection) == (2, "reports")
+    assert set(indexed_keys(s, ReportsSource())) == {"a/r.md", "a/s.md"}
+    # The log says which index, why, and what is done.
+    [said] = [r.getMessage() for r in caplog.records if "index damaged" in r.getMessage()]
+    assert said.startswith(f"{tmp_path / 'index' / 'reports'}: index damaged (")
+    assert said.endswith("); rebuilding it from the files") and "()" not in said
+    assert progress and progress[-1] == (2, 2)
+
+
+def test_each_way_into_the_store_sums_up_its_collection_and_its_time(
+    make_settings, write, tmp_path
+) -> None:
+    """reconcile, apply, rebuild and compact (the daemon's and the CLI's ways in) each
+    name their collection and take no longer than the call did."""
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    syncer = Syncer(s, ReportsSource())
+
+    def timed(call: Any) -> Any:
+        started = time.perf_counter()
+        summary = call()
+        took = time.perf_counter() - started
+        assert summary.collection == "reports"
+        assert 0 < summary.seconds <= took
+        return summary
+
+    assert timed(syncer.reconcile).added == 1
+    write("reports/a/s.md", "y")
+    assert timed(lambda: syncer.apply(["a/s.md"])).added == 1
+    assert timed(lambda: syncer.rebuild("a test")).added == 2
+    shutil.rmtree(tmp_path / "index")
+    assert timed(lambda: syncer.apply(["a/s.md"])).added == 2  # no index yet: built
+    for f in (tmp_path / "index/reports").iterdir():
+        if f.suffix == ".toc":
+            f.write_bytes(b"garbage")
+    write("reports/a/t.md", "z")
+    assert timed(lambda: syncer.apply(["a/t.md"])).added == 3  # unreadable: built anew
+    for segment in (tmp_path / "index/reports").glob("*.seg"):
+        segment.unlink()
+    write("reports/a/u.md", "w")
+    assert timed(lambda: syncer.apply(["a/u.md"])).added == 4  # a segment gone: rebuilt
+
+
+def test_derived_data_that_cannot_be_written_is_logged_and_the_reconcile_stands(
+    make_settings, write, tmp_path, caplog
+) -> None:
+    """A fragment tops file that cannot be written in place (a folder of its name): the
+    reconcile commits, says which index and why, and searches go without it."""
+    s = make_settings()
+    write("reports/a/r.md", "proxy timeout")
+    Syncer(s, ReportsSource()).reconcile()
+    [tops] = (tmp_path / "index/reports").glob("trove-tops-*")
+    tops.unlink()
+    tops.mkdir()
+    write("reports/a/s.md", "proxy again")
+    with caplog.at_level("WARNING", logger="indexer.store"):
+        summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.added == 1 and summary.error == ""
+    [said] = [r.getMessage() for r in caplog.records if "derived data" in r.getMessage()]
+    assert said.startswith(f"{tmp_path / 'index' / 'reports'}: could not write derived data anew:")
+    assert "Is a directory" in said
+    assert set(indexed_keys(s, ReportsSource())) == {"a/r.md", "a/s.md"}
+    tops.rmdir()
+    Syncer(s, ReportsSource()).reconcile()
+    assert tops.is_file()  # written once it can be
 
 
 def test_a_build_killed_as_it_wrote_its_marker_is_built(make_settings, write, tmp_path) -> None:
