@@ -50,6 +50,9 @@ class CountCosts:
     # A search in fewer than 1/text_share of a segment's documents counts in their texts
     # one by one; in more, it counts in every text and keeps those.
     text_share: int = 4
+    # A word inside several terms is counted in the texts of their term tops (and of the
+    # postings of those too rare to keep tops of), up to this many documents.
+    term_tops_texts: int = 2048
     # A token's postings are searched for the terms the next token can be, up to this many.
     follow_max: int = 32
     # Reading the postings of a token that is searched for what follows it leaves far

@@ -6,7 +6,7 @@ writer wrote it."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from indexer import store
@@ -15,6 +15,8 @@ from indexer.engine.base import Segment
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
 from query.context import QueryContext
+from query.count_plan import CountPlan
+from query.reports import search_reports
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -99,3 +101,26 @@ def lost_files_are_written_anew(
         syncer.reconcile()
         assert path.read_bytes() == written, damage  # as the writer wrote it
     assert check(settings) == 1
+
+
+def answers(
+    settings: Settings,
+    queries: Iterable[str],
+    commands: Iterable[str | None],
+    plan: CountPlan = "cost",
+    sizes: Iterable[int] = (1, 3, 10),
+) -> list[list[tuple[str, int, str]]]:
+    """search_reports' hits (path, count, match) for each query, command filter and
+    number of results, counted by ``plan``: a search that reads a kind of derived data
+    must answer as one that counts in the postings or the texts."""
+    ctx = QueryContext.from_settings(settings)
+    ctx.plan = plan
+    try:
+        return [
+            [(h.path, h.count, h.match) for h in search_reports(ctx, q, command, n).results]
+            for q in queries
+            for command in commands
+            for n in sizes
+        ]
+    finally:
+        ctx.close()

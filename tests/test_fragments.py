@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from derived_files import (
+    answers,
     checked_segments,
     lost_files_are_written_anew,
     sample,
@@ -21,9 +22,6 @@ from indexer.engine.base import Segment
 from indexer.engine.fragments import FRAGMENTS, FragmentCounter, FragmentTops
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
-from query.context import QueryContext
-from query.count_plan import CountPlan
-from query.reports import search_reports
 
 # Letters that make up the fragments, some that do not (a doubled letter, space, 'é'
 # is two bytes, a capital never reaches a lower-cased text), to draw texts from.
@@ -142,30 +140,17 @@ def test_a_search_answers_the_same_with_tops_missing_damaged_or_cut_short(
         path.write_text(path.read_text(encoding="utf-8") + "\nee to ip e\n", encoding="utf-8")
     Syncer(settings, get_source("reports")).reconcile()
     commands = sorted(p.name for p in (tmp_path / "reports").iterdir())
-
-    def answers(plan: CountPlan = "cost") -> list[list[tuple[str, int]]]:
-        ctx = QueryContext.from_settings(settings)
-        ctx.plan = plan
-        try:
-            return [
-                [(h.path, h.count) for h in search_reports(ctx, q, command, n).results]
-                for q in ("e", "to", "IP", "9", "ee")
-                for command in (None, commands[0])
-                for n in (1, 3, 10)
-            ]
-        finally:
-            ctx.close()
-
-    counted = answers("texts")
-    assert answers() == counted
+    queries, filters = ("e", "to", "IP", "9", "ee"), (None, commands[0])
+    counted = answers(settings, queries, filters, "texts")
+    assert answers(settings, queries, filters) == counted
     for path in (settings.index_dir / "reports").glob("trove-tops-*"):
         data = bytearray(path.read_bytes())
         data[len(data) // 2] ^= 1
         path.write_bytes(bytes(data))
-    assert answers() == counted
+    assert answers(settings, queries, filters) == counted
     for path in (settings.index_dir / "reports").glob("trove-tops-*"):
         path.unlink()
-    assert answers() == counted
+    assert answers(settings, queries, filters) == counted
 
 
 def test_a_reconcile_writes_anew_the_tops_a_segment_lost_and_leaves_the_others(

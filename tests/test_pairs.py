@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from derived_files import (
+    answers,
     checked_segments,
     lost_files_are_written_anew,
     sample,
@@ -24,9 +25,6 @@ from indexer.engine.base import Segment
 from indexer.engine.pairs import CjkPairs, PairCounter, pair_key, pairs_in
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
-from query.context import QueryContext
-from query.count_plan import CountPlan
-from query.reports import search_reports
 
 # CJK characters of each range (hiragana, katakana, extension A, unified, hangul,
 # compatibility), and what may stand between them: a space, an ideographic space and a
@@ -155,29 +153,17 @@ def test_a_search_answers_the_same_with_pairs_missing_or_damaged(tmp_path: Path)
     commands = sorted(p.name for p in (tmp_path / "reports").iterdir())
     queries = ("日志", "分析", "志志", "报告", "志日", "why does the 日志分析报告 fail")
 
-    def answers(plan: CountPlan = "cost") -> list[list[tuple[str, int, str]]]:
-        ctx = QueryContext.from_settings(settings)
-        ctx.plan = plan
-        try:
-            return [
-                [(h.path, h.count, h.match) for h in search_reports(ctx, q, command, n).results]
-                for q in queries
-                for command in (None, commands[0], reports[0].parent.name)
-                for n in (1, 10)
-            ]
-        finally:
-            ctx.close()
-
-    counted = answers("texts")
+    filters = (None, commands[0], reports[0].parent.name)
+    counted = answers(settings, queries, filters, "texts")
     assert any(counted)
-    assert answers() == counted
+    assert answers(settings, queries, filters) == counted
     found = sorted((settings.index_dir / "reports").glob("trove-pairs-*"))
     assert len(found) == 2
     for path in found:
         data = bytearray(path.read_bytes())
         data[len(data) // 2] ^= 1
         path.write_bytes(bytes(data))
-    assert answers() == counted
+    assert answers(settings, queries, filters) == counted
     for path in found:
         path.unlink()
-    assert answers() == counted
+    assert answers(settings, queries, filters) == counted

@@ -20,11 +20,13 @@ from query.reports import search_reports
 from query.reports.warm_up import start_warm_up, warm_up
 
 QUERIES = ("decode response", "e", "timeout")  # a phrase (sequences), a fragment (tops), a word
+# What a segment's first searches read: its terms, tops, token sequences and term tops.
+READS = {"read_terms", "read_tops", "read_sequences", "read_term_tops"}
 
 
 @pytest.fixture
 def reads(monkeypatch) -> Counter[str]:
-    """How many times a search read a segment's lexicon, tops or token sequences."""
+    """How many times a search read each of READS of a segment."""
     counted: Counter[str] = Counter()
 
     def counting(name: str, read: Callable[..., Any]) -> Callable[..., Any]:
@@ -34,7 +36,7 @@ def reads(monkeypatch) -> Counter[str]:
 
         return wrapper
 
-    for name in ("read_terms", "read_tops", "read_sequences"):
+    for name in READS:
         monkeypatch.setattr(reading, name, counting(name, getattr(reading, name)))
     return counted
 
@@ -53,12 +55,12 @@ def test_after_the_warm_up_the_first_searches_read_nothing_it_read(tmp_path, rea
     try:
         if warmed:
             warm_up(ctx)
-            assert set(reads) == {"read_terms", "read_tops", "read_sequences"}
+            assert set(reads) == READS
             reads.clear()
         answers = [search_reports(ctx, q) for q in QUERIES]
         assert all(a.results for a in answers)
         # Unwarmed, the same searches read each kind (so the count can tell).
-        assert not reads if warmed else set(reads) == {"read_terms", "read_tops", "read_sequences"}
+        assert not reads if warmed else set(reads) == READS
     finally:
         ctx.close()
 

@@ -29,6 +29,7 @@ from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
 from indexer.engine.pairs import CjkPairs
 from indexer.engine.sequences import TokenSequences
+from indexer.engine.term_tops import TermTops
 
 # A term's postings as arrays: document numbers (ascending) and the term's frequencies.
 Frequencies = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
@@ -106,6 +107,11 @@ class Segment(Protocol):
     def fragment_tops(self) -> FragmentTops | None:
         """The documents that hold each short fragment most, if the segment keeps them
         (indexer/engine/fragments.py); None if it does not, or cannot read them."""
+        ...
+
+    def term_tops(self) -> TermTops | None:
+        """The documents that hold each common term most, if the segment keeps them
+        (indexer/engine/term_tops.py); None if it does not, or cannot read them."""
         ...
 
     def cjk_pairs(self) -> CjkPairs | None:

@@ -41,7 +41,9 @@ class Text:
     With ``sequences_from`` (``"next_tokens"`` postings only), each segment also keeps
     every document's terms in order (indexer/engine/sequences.py); it names the bytes
     column whose value (UTF-8) ``tokens`` cuts into the same terms, from which a lost
-    table is made anew.
+    table is made anew. Where a bytes column has fragment tops too (``tops_by``), each
+    segment also keeps the documents that hold each common term of this field most,
+    ranked as the fragment tops are (indexer/engine/term_tops.py).
     """
 
     name: str

@@ -81,7 +81,8 @@ class ReportsSource:
             Number("day", stored=True, sortable=True),
             # Tokens (with the tokens that follow each): finds any query, and counts one
             # inside a token; per segment, every report's tokens in order, where a query
-            # of several tokens can be (made anew from the text if lost).
+            # of several tokens can be (made anew from the text if lost), and the reports
+            # that hold each common term most.
             Text("content", tokens, postings="next_tokens", sequences_from="text"),
             # The lower-cased text, UTF-8: counts any query in the reports found; and
             # per segment, the reports that hold each short fragment most, and each pair

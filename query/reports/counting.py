@@ -16,11 +16,12 @@ import numpy as np
 import numpy.typing as npt
 
 from indexer.engine.base import BytesColumn, Segment, Snapshot, joined_values
-from indexer.engine.fragments import FRAGMENTS
+from indexer.engine.fragments import FRAGMENTS, Best
 from indexer.engine.lexicon import Lexicon
 from indexer.engine.pairs import pair_key
 from indexer.engine.postings import token_hash
 from indexer.engine.sequences import Codes, TokenSequences
+from indexer.engine.term_tops import keeps
 from indexer.sources.reports import TOKEN_PATTERN
 from query.count_plan import DEFAULT_COSTS, CountCosts, CountPlan
 from query.reports import phrases, text_count
@@ -118,6 +119,10 @@ class ReportSegment:
             lex = self.lexicon()
             near = None if within is None else len(within)
             holding = lex.containing(lowered)
+            if top is not None and self.plan == "cost" and holding:
+                found = self._from_term_tops(holding, lowered, within, top)
+                if found is not None:
+                    return found
             dense = sum(map(lex.doc_counts.__getitem__, holding)) > self.costs.dense_postings
             cost = (
                 self._postings_us(holding, near, self.costs.dense_us, self.costs.dense_term_us)
@@ -152,13 +157,81 @@ class ReportSegment:
             return None
         tops = self.segment.fragment_tops()
         best = None if tops is None else tops.best(needle)
-        if best is None:
+        return None if best is None else self._first_live(best, within, top)
+
+    def _from_term_tops(
+        self, holding: list[int], lowered: str, within: list[int] | None, top: int
+    ) -> dict[int, float] | None:
+        """As ``_from_tops``, for a query inside the terms ``holding``, from the segment's
+        term tops: None where they do not settle the ``top`` best.
+
+        Held by one term, the query is in each document as often as the term, times how
+        often the term holds it: the term's tops are the best. Held by several, the
+        documents of their tops and of the postings of those too rare to keep tops of
+        are the candidates: a document among none of them holds the query at most the
+        sum of each kept term's least count kept, times how often the term holds the
+        query (``outside``). What the tops and postings say of a candidate bounds its
+        count from below (a term whose tops it is not among: none) and from above (that
+        term's least count kept). Where ``top`` candidates hold it more often than
+        ``outside`` by their lower bounds alone, those that can (by their upper bounds)
+        are counted in their texts, and the best are among them."""
+        tops = self.segment.term_tops()
+        if tops is None:
             return None
+        lex = self.lexicon()
+        if len(holding) == 1:
+            best = tops.best(holding[0])
+            if best is None:
+                return None
+            return self._first_live(best, within, top, lex.term(holding[0]).count(lowered))
+        known: dict[int, int] = {}  # candidate: occurrences the tops and postings say
+        unknown: list[tuple[set[int], int]] = []  # per kept term: its tops, times least
+        outside = 0
+        for k in holding:
+            times = lex.term(k).count(lowered)
+            if keeps(lex.doc_counts[k]):
+                best = tops.best(k)
+                if best is None:
+                    return None
+                for d, n in zip(best.docs.tolist(), best.counts.tolist(), strict=True):
+                    known[d] = known.get(d, 0) + n * times
+                least = int(best.counts[-1]) * times
+                unknown.append((set(best.docs.tolist()), least))
+                outside += least
+            else:
+                for ids, weights, _ in self.postings(k, None):
+                    for d, n in zip(ids, weights):
+                        known[d] = known.get(d, 0) + int(n) * times
+            if len(known) > self.costs.term_tops_texts:
+                return None
+        if not unknown:
+            return None  # no term keeps tops: the postings are few (counted as before)
+        wanted = None if within is None else set(within)
+        live = [d for d in known if d not in self.deleted and (wanted is None or d in wanted)]
+        if sum(known[d] > outside for d in live) < top:
+            return None  # the tops cannot settle it
+        texts = self.segment.bytes_column("text")
+        needle = lowered.encode("utf-8")
+        found: dict[int, float] = {}
+        for d in live:
+            more = sum(least for held, least in unknown if d not in held)
+            if known[d] + more <= outside:
+                continue  # cannot be among the best
+            n = texts.value(d).count(needle) if more else known[d]
+            if n > outside:
+                found[d] = float(n)
+        return found
+
+    def _first_live(
+        self, best: Best, within: list[int] | None, top: int, times: int = 1
+    ) -> dict[int, float] | None:
+        """{docnum: occurrences} of the first ``top`` of ``best`` still live and of
+        ``within`` (None: all); None if too few are and others may be."""
         wanted = None if within is None else set(within)
         found: dict[int, float] = {}
         for d, n in zip(best.docs.tolist(), best.counts.tolist(), strict=True):
             if d not in self.deleted and (wanted is None or d in wanted):
-                found[d] = float(n)
+                found[d] = float(n * times)
                 if len(found) == top:
                     return found
         return found if best.complete else None

@@ -1,6 +1,7 @@
 """What a serving process reads before its first search of the reports: per segment of
 the index, what that search would read first (its lexicon, its day ranks, its fragment
-tops, and its token sequences but their codes, as opening them checks them).
+tops, and its token sequences and term tops but what they read as searches ask, as
+opening them checks them).
 
 A process that serves (`trove mcp`, `trove serve`) starts this in a thread as it starts,
 while the MCP SDK is imported and the client says hello: at a million reports it is
@@ -43,6 +44,7 @@ def _read_first(segment: ReportSegment) -> None:
     segment.lexicon()
     segment.day_ranks()
     segment.segment.fragment_tops()
+    segment.segment.term_tops()
 
 
 def start_warm_up(ctx: QueryContext) -> threading.Thread:

@@ -117,6 +117,9 @@ class MemorySegment:
     def fragment_tops(self) -> None:
         return None  # counted in the texts: what the tops are checked against
 
+    def term_tops(self) -> None:
+        return None  # counted from the postings: what the tops are checked against
+
     def cjk_pairs(self) -> None:
         return None  # counted in the texts: what the pairs are checked against
 

@@ -29,6 +29,7 @@ from indexer.engine.whoosh.codec import TermPostings
 from indexer.engine.whoosh.derived import clean_derived, write_derived
 from indexer.engine.whoosh.pairs import PairsTaker, pairs_file_name
 from indexer.engine.whoosh.sequences import SequencesTaker, sequences_file_name
+from indexer.engine.whoosh.term_tops import TermTopsTaker, term_tops_file_name
 from indexer.engine.whoosh.tops import TopsCounter, tops_file_name
 
 # A posting's and a term's size in memory (TermPostings), measured with tracemalloc
@@ -107,6 +108,18 @@ class TermPool(PostingPool):
                 postings.sort()
             yield text, postings
 
+    def numbered(self, fieldname: str) -> Iterator[tuple[int, Any, Any]] | None:
+        """Each term of a field with its number (its place among the field's terms, in
+        order), its document numbers and weights; None once runs were spilled."""
+        if self.runs:
+            return None
+        if fieldname not in self._fields:
+            return iter(())
+        return (
+            (k, postings.ids, postings.weights)
+            for k, (_, postings) in enumerate(self._terms_of(fieldname))
+        )
+
     def _flat(self) -> Iterator[tuple[str, bytes, int, float, bytes | None]]:
         for fieldname in sorted(self._fields):  # (an empty one yields nothing)
             for text, postings in self._terms_of(fieldname):
@@ -141,21 +154,22 @@ class _CleansDerived:
 class TroveSegmentWriter(_CleansDerived, SegmentWriter):
     """Whoosh's SegmentWriter with a TermPool, and each field's terms added in one go;
     and the segment's fragment tops (indexer/engine/fragments.py), CJK pairs
-    (indexer/engine/pairs.py: of the column with the tops) and token sequences
-    (indexer/engine/sequences.py), if its schema has a field with them, written beside
-    it."""
+    (indexer/engine/pairs.py: of the column with the tops), token sequences
+    (indexer/engine/sequences.py) and term tops (indexer/engine/term_tops.py: of the
+    field with the sequences), if its schema has a field with them, written beside it."""
 
     def __init__(self, ix: Any, limitmb: int = 128, **kwargs: Any) -> None:
         super().__init__(ix, limitmb=limitmb, **kwargs)
         self.pool = TermPool(self._tempstorage, self.newsegment, limitmb=limitmb)
         self.tops = TopsCounter.of(self.schema)
         self.pairs = PairsTaker.of(self.schema)
+        self.term_tops = TermTopsTaker.of(self.schema)
         self.sequences = SequencesTaker.of(self.schema)
 
     def add_reader(self, reader: Any) -> None:
         # Documents that are not counted: no derived data for this segment (a reconcile
         # makes it from the segment's columns).
-        self.tops = self.pairs = self.sequences = None
+        self.tops = self.pairs = self.sequences = self.term_tops = None
         super().add_reader(reader)
 
     def add_document(self, **fields: Any) -> None:
@@ -171,6 +185,8 @@ class TroveSegmentWriter(_CleansDerived, SegmentWriter):
                 self.tops.add(self.docnum, fields)
             if self.pairs is not None:
                 self.pairs.add(self.docnum, fields)
+            if self.term_tops is not None:
+                self.term_tops.add(self.docnum, fields)
             self.sequences = None  # the tokens are not seen here
             super().add_document(**fields)
             return
@@ -216,10 +232,16 @@ class TroveSegmentWriter(_CleansDerived, SegmentWriter):
             self.tops.add(docnum, fields)
         if self.pairs is not None:
             self.pairs.add(docnum, fields)
+        if self.term_tops is not None:
+            self.term_tops.add(docnum, fields)
         self._added = True
         self.docnum += 1
 
     def _flush_segment(self) -> None:
+        # Before the postings are written (which empties the pool).
+        term_tops = None
+        if self.term_tops is not None:
+            term_tops = self.term_tops.table(self.pool.numbered(self.term_tops.field))
         self.perdocwriter.close()
         pdr = self.per_document_reader() if self.codec.length_stats else None
         groups = self.pool.groups()
@@ -238,6 +260,8 @@ class TroveSegmentWriter(_CleansDerived, SegmentWriter):
         if self.pairs is not None:
             table = self.pairs.counter.table(self.docnum)
             write_derived(self.storage.folder, pairs_file_name(segment_id), table)
+        if term_tops is not None:
+            write_derived(self.storage.folder, term_tops_file_name(segment_id), term_tops)
         if self.sequences is not None:
             table = self.sequences.writer.table(self.docnum)
             write_derived(self.storage.folder, sequences_file_name(segment_id), table)

@@ -45,6 +45,7 @@ from indexer.engine.fragments import FragmentTops
 from indexer.engine.lexicon import Lexicon
 from indexer.engine.pairs import CjkPairs
 from indexer.engine.sequences import TokenSequences
+from indexer.engine.term_tops import TermTops
 from indexer.engine.whoosh.codec import BLOCK_SIZE
 from indexer.engine.whoosh.frequencies import (
     KeptFrequencies,
@@ -56,6 +57,7 @@ from indexer.engine.whoosh.ranking import LuceneBM25F, whoosh_query
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, FILE_STAT, unpack_stat
 from indexer.engine.whoosh.sequences import read_sequences, sequences_file_name
 from indexer.engine.whoosh.storage import INDEX_NAME
+from indexer.engine.whoosh.term_tops import read_term_tops, term_tops_file_name
 from indexer.engine.whoosh.terms import read_terms
 from indexer.engine.whoosh.tops import read_tops, tops_file_name
 
@@ -79,6 +81,7 @@ class _SegmentMemo:
         self.totals: dict[str, int] = {}  # a bytes column's values' length
         self.tops: tuple[FragmentTops | None] | None = None  # read once: (tops or None,)
         self.pairs: tuple[CjkPairs | None] | None = None  # (the same)
+        self.term_tops: tuple[TermTops | None] | None = None  # (the same)
         # File records looked up: (mtime_ns, size, doc) by path, None where it has none.
         self.file_records: dict[str, tuple[int, int, int] | None] = {}
         self.sequences: tuple[TokenSequences | None] | None = None  # (the same)
@@ -156,6 +159,18 @@ class WhooshSegment:
                 self._derived(read_pairs, pairs_file_name, "CJK pairs are counted in the texts"),
             )
         return self.memo.pairs[0]
+
+    def term_tops(self) -> TermTops | None:
+        """Opened (its terms read and checked) once, from the file the segment's writer
+        left beside it (inverting.py); None if there is none, or it is damaged."""
+        if self.memo.term_tops is None:
+            with self.memo.lock:
+                if self.memo.term_tops is None:
+                    found = self._derived(
+                        read_term_tops, term_tops_file_name, "words are counted as before"
+                    )
+                    self.memo.term_tops = (found,)
+        return self.memo.term_tops[0]
 
     def token_sequences(self) -> TokenSequences | None:
         """Read (mapped and checked) once, from the file the segment's writer left beside

@@ -39,6 +39,13 @@ from indexer.engine.whoosh.schema import (
 )
 from indexer.engine.whoosh.sequences import SequencesTaker, read_sequences, sequences_file_name
 from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
+from indexer.engine.whoosh.term_tops import (
+    TermTopsTaker,
+    read_term_tops,
+    segment_postings,
+    table_of,
+    term_tops_file_name,
+)
 from indexer.engine.whoosh.terms import read_terms
 from indexer.engine.whoosh.tops import TopsCounter, read_tops, tops_file_name
 from indexer.engine.writing import Bookkeeping, CommitPlan, FileState, FileStats, SegmentStats
@@ -172,30 +179,32 @@ class WhooshIndex:
         than the check); where one is missing or damaged, makes it anew from the
         segment's columns and writes it (a whole new file, renamed into place): the
         fragment tops from the live documents' texts, the CJK pairs and the token
-        sequences from every document's text (the latter cut into tokens again). How
-        many files it wrote."""
+        sequences from every document's text (the latter cut into tokens again), the
+        term tops from the segment's postings. How many files it wrote."""
         index = self.native
         tops_of = TopsCounter.of(index.schema) is not None
         sequences_of = SequencesTaker.of(index.schema) is not None
+        term_tops_of = TermTopsTaker.of(index.schema) is not None
         folder = index.storage.folder
 
-        def lacking(info: Any) -> tuple[Any, bool, bool, bool]:
-            """The segment, and whether its tops, its pairs and its sequences need
-            writing."""
+        def lacking(info: Any) -> tuple[Any, bool, bool, bool, bool]:
+            """The segment, and whether its tops, its pairs, its sequences and its term
+            tops need writing."""
             segment_id, docs = info.segment_id(), info.doc_count_all()
             tops = tops_of and read_tops(folder, segment_id, docs) is None
             pairs = tops_of and read_pairs(folder, segment_id, docs) is None
             found = read_sequences(folder, segment_id, docs) if sequences_of else None
             sequences = sequences_of and (found is None or not found.intact())
-            return info, tops, pairs, sequences
+            term_tops = term_tops_of and read_term_tops(folder, segment_id, docs) is None
+            return info, tops, pairs, sequences, term_tops
 
         # Checked two at a time (zlib lets go of the GIL while it sums a file's bytes);
         # the sequences' every chunk of codes (a search checks those it reads).
         with ThreadPoolExecutor(DERIVED_CHECKERS) as pool:
             checked = list(pool.map(lacking, index._segments()))
         repaired = 0
-        for info, tops, pairs, sequences in checked:
-            if not tops and not pairs and not sequences:
+        for info, tops, pairs, sequences, term_tops in checked:
+            if not (tops or pairs or sequences or term_tops):
                 continue
             segment_id = info.segment_id()
             with SegmentReader(index.storage, index.schema, info) as reader:
@@ -209,7 +218,10 @@ class WhooshIndex:
                 if sequences:
                     _write_sequences(index.schema, segment, folder)
                     log.warning("%s: token sequences written anew (missing or damaged)", segment_id)
-            repaired += tops + pairs + sequences
+                if term_tops:
+                    _write_term_tops(index.schema, segment, folder)
+                    log.warning("%s: term tops written anew (missing or damaged)", segment_id)
+            repaired += tops + pairs + sequences + term_tops
         return repaired
 
     def bookkeeping_of(self, files: Iterable[str]) -> Bookkeeping:
@@ -375,6 +387,20 @@ def _write_pairs(schema: Any, segment: WhooshSegment, folder: str) -> None:
     for d in range(segment.doc_count_all):
         pairs.counter.add(d, texts.value(d))
     write_derived(folder, pairs_file_name(segment.id), pairs.counter.table(segment.doc_count_all))
+
+
+def _write_term_tops(schema: Any, segment: WhooshSegment, folder: str) -> None:
+    """A segment's term tops, from its postings (the deleted documents' too: the table
+    is then the one its writer wrote)."""
+    taker = TermTopsTaker.of(schema)
+    assert taker is not None
+    keys = segment.bytes_column(taker.key)
+    table = table_of(
+        segment_postings(segment, taker.field),
+        segment.int_column(taker.rank),
+        [keys.value(d) for d in range(segment.doc_count_all)],
+    )
+    write_derived(folder, term_tops_file_name(segment.id), table)
 
 
 def _write_sequences(schema: Any, segment: WhooshSegment, folder: str) -> None:
