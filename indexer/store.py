@@ -288,7 +288,7 @@ class Syncer:
             held=held,
         )
         streamed = len(listing.files) if stream else 0
-        self._commit(index, plan, summary, clear=full and not created, streamed=streamed)
+        self._commit(index, plan, clear=full and not created, streamed=streamed)
         self._compact_locked(index.refresh())
 
     def _held_elsewhere(self, index: Index, differ: set[str]) -> Callable[[set[str]], set[str]]:
@@ -357,7 +357,7 @@ class Syncer:
             # A folder that went away: everything indexed under it goes too.
             files, docs = self._state_under(index, check, on_disk)
             plan = self._plan(on_disk, files, docs, set(files) | set(docs), summary, None)
-            self._commit(index, plan, summary, clear=False)
+            self._commit(index, plan, clear=False)
             index = index.refresh()
             if len(index.segments()) >= BUSY_MAX_SEGMENTS:
                 # Changes keep coming (no idle moment to compact in): compact now,
@@ -403,7 +403,7 @@ class Syncer:
         files, docs = index.bookkeeping_of(rels)
         summary = Summary(self.source.name)
         plan = self._plan(on_disk, files, docs, set(files) | set(docs), summary, None, force=True)
-        self._commit(index, plan, summary, clear=False, marker=summary.changed, always=True)
+        self._commit(index, plan, clear=False, marker=summary.changed, always=True)
         if summary.changed:
             log.info("%s: compacting also found %s", self.source.name, summary.as_dict())
 
@@ -571,7 +571,6 @@ class Syncer:
         self,
         index: Index,
         plan: CommitPlan,
-        summary: Summary,
         clear: bool,
         marker: bool = True,
         always: bool = False,

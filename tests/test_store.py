@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import lookups
 import pytest
+from conftest import DAEMON_TIMEOUT
 
 from indexer.collection import CollectionIndex
 from indexer.config import Settings, settings_from_dict
@@ -561,14 +563,20 @@ def test_compaction_reindexes_small_segments_into_one_and_keeps_every_document(
     assert syncer.reconcile().unchanged == 6
 
 
-def test_compaction_brings_a_file_changed_meanwhile_up_to_date(
-    make_settings, write, tmp_path
-) -> None:
+def four_batches(make_settings: Any, write: Any) -> tuple[Settings, Syncer]:
+    """Four reports, each applied in a batch of its own: four small segments."""
     s = make_settings()
     syncer = Syncer(s, ReportsSource())
     for i in range(4):
         write(f"reports/a/r{i}.md", f"report {i}")
         syncer.apply([f"a/r{i}.md"])
+    return s, syncer
+
+
+def test_compaction_brings_a_file_changed_meanwhile_up_to_date(
+    make_settings, write, tmp_path
+) -> None:
+    s, syncer = four_batches(make_settings, write)
     write("reports/a/r1.md", "rewritten while nobody watched")
     (tmp_path / "reports/a/r2.md").unlink()
     assert syncer.compact() is True
@@ -596,12 +604,130 @@ def test_a_segment_whose_documents_are_all_deleted_is_dropped(
     assert set(indexed_keys(s, ReportsSource())) == {"keep/k.md"}
 
 
-def test_compaction_gives_way_to_another_writer(make_settings, write) -> None:
+def test_compaction_that_finds_a_change_says_so_and_notes_the_update(
+    make_settings, write, tmp_path, caplog
+) -> None:
+    _, syncer = four_batches(make_settings, write)
+    marker = syncer.index.read_marker()
+    assert marker is not None
+    before = marker["last_update"]
+    write("reports/a/r1.md", "rewritten while nobody watched")
+    with caplog.at_level("INFO", logger="indexer.store"):
+        assert syncer.compact() is True
+    [said] = [r.getMessage() for r in caplog.records if "compacting" in r.getMessage()]
+    assert said.startswith("reports: compacting also found {'collection': 'reports',")
+    assert "'updated': 1," in said
+    marker = syncer.index.read_marker()
+    assert marker is not None and marker["last_update"] > before
+
+
+def test_compaction_told_to_wait_waits_for_another_writer(make_settings, write) -> None:
+    """Another writer holds the index as compaction asks for it: compaction waits (does
+    not give up or fail) until it lets go."""
+    s, syncer = four_batches(make_settings, write)
+    asked, done = threading.Event(), threading.Event()
+    locked = syncer.index.locked
+
+    def asking(timeout: float | None = None) -> Any:
+        asked.set()
+        return locked(timeout)
+
+    compacted: list[bool | BaseException] = []
+
+    def compaction() -> None:
+        try:
+            compacted.append(syncer.compact(wait=True))
+        except BaseException as exc:  # noqa: BLE001 (what the test looks at)
+            compacted.append(exc)
+        done.set()
+
+    with locked():
+        syncer.index.locked = asking  # type: ignore[method-assign,assignment]
+        other = threading.Thread(target=compaction)
+        other.start()
+        assert asked.wait(DAEMON_TIMEOUT)
+        assert not done.wait(0.5)  # still waiting for the lock
+    assert done.wait(DAEMON_TIMEOUT)
+    other.join(DAEMON_TIMEOUT)
+    assert compacted == [True]
+    assert len(segment_sizes(s, ReportsSource())) == 1
+
+
+def test_a_build_says_it_is_writing_once_every_file_is_read(
+    make_settings, write, monkeypatch
+) -> None:
+    """What `trove status` shows of a build: reading (with counts), then writing."""
+    from indexer import building
+
+    phases: list[tuple[str, int, int]] = []
+    original = building.BuildRecorder._write
+
+    def recorded(self: Any, phase: str, done: int, total: int) -> None:
+        phases.append((phase, done, total))
+        original(self, phase, done, total)
+
+    monkeypatch.setattr(building.BuildRecorder, "_write", recorded)
+    s = make_settings()
+    for i in range(3):
+        write(f"reports/a/r{i}.md", f"report {i}")
+    Syncer(s, ReportsSource()).reconcile()
+    assert phases[-2:] == [("reading", 3, 3), ("writing", 3, 3)]
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_reconcile_of_many_changes_brings_every_document_up_to_date(
+    make_settings, write, tmp_path, monkeypatch, parallel
+) -> None:
+    """Updates, deletions and additions, past the count a build is written in writer
+    processes from (only a build streams its documents to them)."""
+    from indexer import store
+
+    monkeypatch.setattr(store, "PARALLEL_THRESHOLD", 1)
     s = make_settings()
     syncer = Syncer(s, ReportsSource())
+    syncer.parallel = parallel
+    for i in range(12):
+        write(f"reports/a/r{i}.md", f"report {i} before")
+    write("reports/a/bin.md", b"\x00binary")
+    syncer.reconcile()
     for i in range(4):
-        write(f"reports/a/r{i}.md", f"report {i}")
-        syncer.apply([f"a/r{i}.md"])
+        write(f"reports/a/r{i}.md", f"report {i} after")
+    for i in range(4, 7):
+        (tmp_path / f"reports/a/r{i}.md").unlink()
+    (tmp_path / "reports/a/bin.md").unlink()  # skipped, and now gone
+    write("reports/b/new.md", "a new report after")
+    summary = syncer.reconcile()
+    assert (summary.added, summary.updated, summary.deleted) == (1, 4, 3)
+    want = {f"a/r{i}.md" for i in (0, 1, 2, 3, 7, 8, 9, 10, 11)} | {"b/new.md"}
+    assert set(indexed_keys(s, ReportsSource())) == want
+    assert content_hits(s, ReportsSource(), "after") == {
+        *(f"a/r{i}.md" for i in range(4)),
+        "b/new.md",
+    }
+    assert content_hits(s, ReportsSource(), "before") == want - content_hits(
+        s, ReportsSource(), "after"
+    )
+    index = syncer.index.open()
+    assert index is not None
+    assert set(index.file_stats().files) == want  # the skipped file's record went too
+
+
+def test_a_skipped_file_deleted_loses_its_record(make_settings, write, tmp_path) -> None:
+    s = make_settings()
+    syncer = Syncer(s, ReportsSource())
+    write("reports/a/r.md", "a report")
+    write("reports/a/bin.md", b"\x00binary")
+    assert syncer.reconcile().skipped == {"binary file": 1}
+    (tmp_path / "reports/a/bin.md").unlink()
+    syncer.reconcile()
+    index = syncer.index.open()
+    assert index is not None
+    stats = index.file_stats()
+    assert set(stats.files) == {"a/r.md"} and not stats.skipped
+
+
+def test_compaction_gives_way_to_another_writer(make_settings, write) -> None:
+    s, syncer = four_batches(make_settings, write)
     with syncer.index.locked():
         assert syncer.compact() is False
     assert len(segment_sizes(s, ReportsSource())) == 4
