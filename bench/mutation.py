@@ -149,6 +149,13 @@ TESTS = {
             " or test_sequences"
         ),
     ],
+    # The durability paths: the index folder's marker, lock and damage, against the
+    # store's tests, the durability tests and the CLI's (a folder that is not ours).
+    "indexer/collection.py": [
+        "tests/test_store.py",
+        "tests/test_durability.py",
+        "tests/test_cli_index.py",
+    ],
     "indexer/daemon.py": ["tests/test_daemon.py", "tests/test_durability.py"],
 }
 MODULES = list(TESTS)

@@ -1214,3 +1214,125 @@ def test_file_records_written_without_their_stat_are_damage_and_the_index_is_reb
     summary = Syncer(s, ReportsSource()).reconcile()
     assert "index damaged" in caplog.text and summary.added == 1
     assert CollectionIndex(s.index_dir, ReportsSource()).damaged() is None
+
+
+# ---- what a reconcile says and keeps of files that change in place (each kind of file
+# the store meets: a logbook of several entries, one that cannot be parsed, one that
+# becomes binary, one touched, several skipped for one reason)
+
+
+def test_one_entry_edited_in_a_logbook_is_one_update_and_the_others_stay(
+    make_settings, write
+) -> None:
+    s = make_settings()
+    syncer = Syncer(s, get_source("elog"))
+    bodies = {1: "entry one", 2: "entry two", 3: "entry three"}
+
+    def logbook() -> None:
+        write("elog/2024/240522a.log", "".join(elog_record(m, b) for m, b in bodies.items()))
+
+    logbook()
+    assert syncer.reconcile().added == 3
+    bodies[2] = "entry two, edited"
+    logbook()
+    summary = syncer.reconcile()
+    assert (summary.added, summary.updated, summary.deleted, summary.unchanged) == (0, 1, 0, 2)
+    bodies[3] = "entry three, edited"  # the entry edited before is as the index holds it
+    logbook()
+    summary = syncer.reconcile()
+    assert (summary.added, summary.updated, summary.deleted, summary.unchanged) == (0, 1, 0, 2)
+    assert syncer.reconcile().unchanged == 3
+
+
+def test_a_file_that_cannot_be_parsed_is_skipped_logged_and_loses_what_it_held(
+    make_settings, write, monkeypatch, caplog
+) -> None:
+    """A parser that fails (a fault no report makes; the parser's own tests own its
+    inputs): that file is skipped with the reason, the others are indexed, its old
+    documents go, and once it parses again it is indexed."""
+    s = make_settings()
+    write("reports/a/good.md", "a good report")
+    write("reports/a/bad.md", "parsed well at first")
+    write("reports/a/worse.md", "fine too")
+    syncer = Syncer(s, ReportsSource())
+    assert syncer.reconcile().added == 3
+    parse = ReportsSource.parse
+
+    def failing(self: Any, file: Any) -> Any:
+        if "FAIL" in file.text():
+            raise ValueError("a parser's bug")
+        return parse(self, file)
+
+    monkeypatch.setattr(ReportsSource, "parse", failing)
+    write("reports/a/bad.md", "now it makes the parser FAIL")
+    write("reports/a/worse.md", "and this one FAIL too")
+    with caplog.at_level("ERROR", logger="indexer.store"):
+        summary = syncer.reconcile()
+    assert summary.skipped == {"cannot parse: ValueError": 2}
+    assert summary.deleted == 2
+    assert set(indexed_keys(s, ReportsSource())) == {"a/good.md"}
+    assert sorted(r.getMessage() for r in caplog.records) == [
+        "a/bad.md: cannot parse",
+        "a/worse.md: cannot parse",
+    ]
+    assert syncer.reconcile().skipped == {"cannot parse: ValueError": 2}  # recorded as such
+    index = syncer.index.open()
+    assert index is not None
+    assert index.file_stats().skipped == {"a/bad.md", "a/worse.md"}
+    write("reports/a/bad.md", "parsed well again")
+    assert syncer.reconcile().added == 1
+    assert content_hits(s, ReportsSource(), "again") == {"a/bad.md"}
+
+
+def test_a_report_that_becomes_binary_loses_its_document(make_settings, write) -> None:
+    s = make_settings()
+    write("reports/a/r.md", "words to forget")
+    syncer = Syncer(s, ReportsSource())
+    syncer.reconcile()
+    write("reports/a/r.md", b"\x00now binary")
+    summary = syncer.reconcile()
+    assert summary.skipped == {"binary file": 1} and summary.deleted == 1
+    assert indexed_keys(s, ReportsSource()) == {}
+
+
+def test_files_skipped_for_one_reason_are_each_counted(make_settings, write) -> None:
+    s = make_settings()
+    for name in ("x", "y", "z"):
+        write(f"reports/a/{name}.md", b"\x00binary")
+    syncer = Syncer(s, ReportsSource())
+    assert syncer.reconcile().skipped == {"binary file": 3}
+    assert syncer.reconcile().skipped == {"binary file": 3}  # unchanged since: counted again
+
+
+def test_a_touched_file_is_read_once_and_its_new_time_kept(make_settings, write, tmp_path) -> None:
+    """The same bytes with a new mtime, a report and an empty one: nothing changes, and
+    the next reconcile finds the files as recorded."""
+    s = make_settings()
+    write("reports/a/r.md", "unchanged words")
+    write("reports/a/empty.md", "")
+    syncer = Syncer(s, ReportsSource())
+    syncer.reconcile()
+    for name in ("r", "empty"):
+        path = tmp_path / f"reports/a/{name}.md"
+        os.utime(path, ns=(path.stat().st_mtime_ns + 10**9,) * 2)
+    summary = syncer.reconcile()  # (an empty report is a document too)
+    assert (summary.added, summary.updated, summary.deleted, summary.unchanged) == (0, 0, 0, 2)
+    index = syncer.index.open()
+    assert index is not None
+    stats = index.file_stats()
+    for name in ("r", "empty"):
+        path = tmp_path / f"reports/a/{name}.md"
+        assert stats.files[f"a/{name}.md"] == (path.stat().st_mtime_ns, path.stat().st_size)
+
+
+def test_a_touched_logbook_of_no_entries_is_nothing_to_do(make_settings, write, tmp_path) -> None:
+    """A file that yields no document, touched (the same bytes, a new mtime)."""
+    s = make_settings()
+    write("elog/2024/240522a.log", elog_record(1, "one entry"))
+    write("elog/2024/240523a.log", "")
+    syncer = Syncer(s, get_source("elog"))
+    assert syncer.reconcile().added == 1
+    path = tmp_path / "elog/2024/240523a.log"
+    os.utime(path, ns=(path.stat().st_mtime_ns + 10**9,) * 2)
+    summary = syncer.reconcile()
+    assert (summary.added, summary.updated, summary.deleted, summary.unchanged) == (0, 0, 0, 1)
