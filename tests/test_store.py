@@ -4,6 +4,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -279,10 +280,16 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(
     syncer = Syncer(s, ReportsSource())
     assert syncer.reconcile().skipped == {"name is not valid UTF-8": 1}
     assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md"}
-    # The daemon hands over the same name, decoded as os.fsdecode does.
-    summary = syncer.apply([os.fsdecode(b"a/caf\xe9.md"), "a/ok.md"])
-    assert summary.skipped == {"name is not valid UTF-8": 1}
-    assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md"}
+    # The daemon hands over the same names, decoded as os.fsdecode does, with a new file
+    # after them.
+    with open(bad.replace(b"caf", b"th\xe9"), "wb") as f:
+        f.write(b"another")
+    write("reports/a/new.md", "after the bad names")
+    summary = syncer.apply(
+        [os.fsdecode(b"a/caf\xe9.md"), os.fsdecode(b"a/th\xe9\xe9.md"), "a/new.md"]
+    )
+    assert summary.skipped == {"name is not valid UTF-8": 2}
+    assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md", "a/new.md"}
 
 
 def test_an_index_folder_that_cannot_be_made_is_a_clear_error(
@@ -361,7 +368,8 @@ def test_an_index_missing_a_segment_is_rebuilt_saying_why_with_progress(
     # The log says which index, why, and what is done.
     [said] = [r.getMessage() for r in caplog.records if "index damaged" in r.getMessage()]
     assert said.startswith(f"{tmp_path / 'index' / 'reports'}: index damaged (")
-    assert said.endswith("); rebuilding it from the files") and "()" not in said
+    assert said.endswith("); rebuilding it from the files")
+    assert re.search(r"index damaged \(\w+Error: ", said), said  # why, from the read
     assert progress and progress[-1] == (2, 2)
 
 
@@ -1336,3 +1344,83 @@ def test_a_touched_logbook_of_no_entries_is_nothing_to_do(make_settings, write, 
     os.utime(path, ns=(path.stat().st_mtime_ns + 10**9,) * 2)
     summary = syncer.reconcile()
     assert (summary.added, summary.updated, summary.deleted, summary.unchanged) == (0, 0, 0, 1)
+
+
+def test_a_batch_indexes_only_what_the_collection_takes(make_settings, write) -> None:
+    """Hidden files and folders, and files outside a command folder, named by a batch."""
+    s = make_settings()
+    syncer = Syncer(s, ReportsSource())
+    syncer.reconcile()
+    names = ["a/r.md", ".hidden/h.md", "a/.h.md", "top.md", "a/deeper/d.md", "a/notes.txt"]
+    for rel in names:
+        write(f"reports/{rel}", "a batch")
+    summary = syncer.apply(names)
+    assert summary.added == 1
+    assert set(indexed_keys(s, ReportsSource())) == {"a/r.md"}
+
+
+def test_a_batch_over_a_missing_root_and_a_folder_gone(make_settings, write, tmp_path) -> None:
+    s = make_settings()
+    write("reports/a/r.md", "kept")
+    write("reports/b/x.md", "in a folder that goes")
+    write("reports/b/y.md", "in it too")
+    syncer = Syncer(s, ReportsSource())
+    syncer.reconcile()
+    shutil.rmtree(tmp_path / "reports/b")
+    assert syncer.apply(["b"]).deleted == 2
+    assert set(indexed_keys(s, ReportsSource())) == {"a/r.md"}
+    shutil.rmtree(tmp_path / "reports")
+    summary = syncer.apply(["a/r.md"])
+    assert summary.deleted == 1
+    assert indexed_keys(s, ReportsSource()) == {}
+
+
+def test_batches_that_leave_many_segments_are_compacted_as_they_come(
+    make_settings, write, monkeypatch
+) -> None:
+    from indexer import store
+
+    monkeypatch.setattr(store, "BUSY_MAX_SEGMENTS", 3)
+    s = make_settings()
+    syncer = Syncer(s, ReportsSource())
+    syncer.reconcile()
+    for i in range(6):
+        write(f"reports/a/r{i}.md", f"report {i}")
+        syncer.apply([f"a/r{i}.md"])
+        assert len(segment_sizes(s, ReportsSource())) <= 3
+    assert set(indexed_keys(s, ReportsSource())) == {f"a/r{i}.md" for i in range(6)}
+
+
+def test_a_full_reconcile_of_no_files_empties_the_index(make_settings, write, tmp_path) -> None:
+    s = make_settings()
+    write("reports/a/r.md", "gone soon")
+    syncer = Syncer(s, ReportsSource())
+    syncer.reconcile()
+    (tmp_path / "reports/a/r.md").unlink()
+    syncer.reconcile(full=True)
+    assert indexed_keys(s, ReportsSource()) == {}
+
+
+def test_each_commit_notes_when_it_was_made(make_settings, write) -> None:
+    """The marker's last update: what freshness says of an answer."""
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    syncer = Syncer(s, ReportsSource())
+    for change in (syncer.reconcile, lambda: syncer.apply(["a/r.md"])):
+        write("reports/a/r.md", f"changed {change}")
+        started = time.time()
+        change()
+        marker = syncer.index.read_marker()
+        assert marker is not None and started <= marker["last_update"] <= time.time()
+
+
+def test_a_stopped_reconcile_says_which_collection(make_settings, write) -> None:
+    from indexer.errors import Interrupted
+
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    syncer = Syncer(s, ReportsSource())
+    syncer.cancel = threading.Event()
+    syncer.cancel.set()
+    with pytest.raises(Interrupted, match="^reports: stopped before committing$"):
+        syncer.reconcile()
