@@ -152,7 +152,7 @@ def test_a_binary_file_named_md_is_skipped_with_a_reason(make_settings, write) -
     assert again.skipped == {"binary file": 1} and again.unchanged == 1
 
 
-def test_a_huge_file_is_indexed_by_a_capped_prefix(make_settings, write) -> None:
+def test_a_huge_file_is_indexed_by_a_capped_prefix(make_settings, write, tmp_path) -> None:
     s = make_settings(index={"max_file_mb": 1})
     head = "needle at the start\n"
     write(
@@ -160,7 +160,8 @@ def test_a_huge_file_is_indexed_by_a_capped_prefix(make_settings, write) -> None
     )
     summary = Syncer(s, ReportsSource()).reconcile()
     assert summary.added == 1
-    assert any("indexed its first 1.0 MB" in w for w in summary.warnings)
+    size = (tmp_path / "reports/a/huge.md").stat().st_size
+    assert summary.warnings == [f"a/huge.md: {size / 2**20:.1f} MB; indexed its first 1.0 MB"]
     assert content_hits(s, ReportsSource(), "needle") == {"a/huge.md"}
     assert content_hits(s, ReportsSource(), "tailword") == set()
 
@@ -308,18 +309,19 @@ def test_a_file_that_vanishes_between_listing_and_reading(
     from indexer import store
 
     s = make_settings()
-    gone = write("reports/a/gone.md", "soon gone")
+    gone = [write(f"reports/a/gone{i}.md", "soon gone") for i in range(2)]
     write("reports/a/ok.md", "ok")
     real_walk = store.walk
 
     def walk_then_delete(root, source):
         listing = real_walk(root, source)
-        gone.unlink()
+        for path in gone:
+            path.unlink()
         return listing
 
     monkeypatch.setattr(store, "walk", walk_then_delete)
     summary = Syncer(s, ReportsSource()).reconcile()
-    assert summary.skipped == {"vanished before it could be read": 1}
+    assert summary.skipped == {"vanished before it could be read": 2}
     assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md"}
 
 
