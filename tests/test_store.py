@@ -1426,3 +1426,16 @@ def test_a_stopped_reconcile_says_which_collection(make_settings, write) -> None
     syncer.cancel.set()
     with pytest.raises(Interrupted, match="^reports: stopped before committing$"):
         syncer.reconcile()
+
+
+def test_a_reconcile_of_an_index_reports_its_progress(make_settings, write) -> None:
+    """`trove reindex` of an index already built shows the files it reads."""
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    syncer = Syncer(s, ReportsSource())
+    syncer.reconcile()
+    write("reports/a/r.md", "changed")
+    write("reports/a/s.md", "new")
+    progress: list[tuple[int, int]] = []
+    syncer.reconcile(progress=lambda done, total: progress.append((done, total)))
+    assert progress and progress[-1] == (2, 2)
