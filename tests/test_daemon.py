@@ -115,6 +115,21 @@ def test_a_source_root_that_appears_later_and_is_deleted_while_watched(
     d.wait_until(lambda: keys(d, "conversations") == {"2025-12-01/001-back/conversation.md"})
 
 
+def test_a_source_root_deleted_and_made_anew_at_once_is_watched_again(
+    start_daemon, write, tmp_path
+) -> None:
+    """The folder made anew may take the old one's inode number: the old watch is dead
+    all the same, and the event of the deletion says so."""
+    d = start_daemon()
+    write("reports/a/first.md", "first")
+    d.wait_until(lambda: keys(d, "reports") == {"a/first.md"})
+    for i in range(3):
+        shutil.rmtree(tmp_path / "reports")
+        (tmp_path / "reports").mkdir()
+        write(f"reports/b/again{i}.md", "in the folder made anew")
+        d.wait_until(lambda i=i: keys(d, "reports") == {f"b/again{i}.md"})
+
+
 def test_files_outside_the_collections_are_ignored(start_daemon, write, tmp_path) -> None:
     d = start_daemon()
     write("reports/a/report.md", "counted")

@@ -172,17 +172,22 @@ def test_reindex_on_a_full_disk_or_a_read_only_folder_exits_1_in_one_line_and_re
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EIO])
 def test_the_daemon_keeps_refused_changes_and_lands_them_when_the_fault_clears(
-    make_settings, write, injected: Injected, run_daemon, code: int
+    make_settings, write, injected: Injected, run_daemon, code: int, caplog
 ) -> None:
     _reports(write, 5)
     settings = make_settings(daemon={"quiet_ms": 50})
     d = run_daemon(settings)
     injected.errno = code
+    caplog.set_level("WARNING", logger="indexer.daemon")
     write("reports/net/zebra_20251201.md", "a zebrafish report")
     d.wait_until(lambda: bool(d.daemon.health_snapshot()["fault"]))
     health = d.daemon.health_snapshot()
     assert health["pending"] >= 1 and "pending since" in health["fault"]
     assert FAULTS[code] in health["last_error"]
+    # One line says which collection, why, and that nothing is lost.
+    [said] = [r.getMessage() for r in caplog.records if "retried" in r.getMessage()]
+    assert said.startswith("reports: ") and FAULTS[code] in said
+    assert said.endswith("; the changes are kept and retried until they land")
     write("reports/net/okapi_20251202.md", "an okapi report")  # more, while it fails
     d.wait_until(lambda: d.daemon.health_snapshot()["pending"] >= 2)
     assert _found(settings, "zebrafish") == set()
