@@ -53,7 +53,11 @@ class TermTopsTaker:
         return None if field is None or by is None else cls(field, *by)
 
     def add(self, docnum: int, fields: dict[str, Any]) -> None:
-        assert docnum == len(self._ranks)  # documents come in order, from 0
+        """A document's rank and key (documents come in order, from 0; one skipped would
+        rank last)."""
+        missing = docnum - len(self._ranks)
+        self._ranks.extend([0] * missing)
+        self._keys.extend([b""] * missing)
         self._ranks.append(fields.get(self.rank) or 0)
         self._keys.append(fields.get(self.key) or b"")
 
