@@ -254,6 +254,31 @@ def test_the_status_file_shows_health(start_daemon, write, make_settings) -> Non
     assert status["last_event"] is not None
 
 
+def _polled(predicate: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Until ``predicate`` holds, looked at every 10 ms (bounded): for what the daemon
+    does between batches, which no condition announces."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_changes_on_their_way_are_counted_and_shown_to_other_processes_at_once(
+    start_daemon, write
+) -> None:
+    """Events a batch waits for: the status file says so as the first one comes (before
+    the batch lands), and each is counted."""
+    write("reports/a/first.md", "there before the daemon")
+    d = start_daemon(daemon={"quiet_ms": 30_000, "max_delay_ms": 30_000})
+    events = d.daemon.health_snapshot()["events"]
+    for name in ("b", "c", "d"):
+        write(f"reports/a/{name}.md", name)
+    _polled(lambda: (read_watcher_status(d.daemon.settings) or {}).get("pending", 0) >= 1)
+    _polled(lambda: d.daemon.health_snapshot()["events"] >= events + 3)
+    assert d.daemon.health_snapshot()["pending"] >= 3
+    assert keys(d, "reports") == {"a/first.md"}  # not yet: the batch waits for quiet
+
+
 def test_a_second_daemon_stands_by_naming_the_first_and_takes_over_when_it_stops(
     start_daemon, write, caplog
 ) -> None:
