@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import lookups
 import pytest
@@ -277,6 +278,59 @@ def test_changes_on_their_way_are_counted_and_shown_to_other_processes_at_once(
     _polled(lambda: d.daemon.health_snapshot()["events"] >= events + 3)
     assert d.daemon.health_snapshot()["pending"] >= 3
     assert keys(d, "reports") == {"a/first.md"}  # not yet: the batch waits for quiet
+
+
+def test_each_batch_says_what_it_did_and_leaves_nothing_pending(
+    start_daemon, write, caplog
+) -> None:
+    caplog.set_level("INFO", logger="indexer.daemon")
+    write("reports/a/first.md", "there before the daemon")
+    d = start_daemon()
+    before = d.daemon.health_snapshot()["batches"]
+    for i in range(2):
+        write(f"reports/a/r{i}.md", f"report {i}")
+        d.wait_until(lambda i=i: f"a/r{i}.md" in keys(d, "reports"))
+    d.wait_until(lambda: d.daemon.health_snapshot()["batches"] >= before + 2)
+    health = d.daemon.health_snapshot()
+    assert health["pending"] == 0
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("reports (watch)")]
+    assert said and said[0].startswith("reports (watch): +1 ~0 -0 in ")
+
+
+def test_a_batch_that_fails_is_logged_counted_and_reconciled_and_others_go_on(
+    start_daemon, write, monkeypatch, caplog
+) -> None:
+    """A batch of two collections whose first fails for a reason no test can make happen
+    (a bug in the store, put there): the error is logged and counted, that collection is
+    reconciled, and the other collection's changes land all the same."""
+    from indexer.store import Syncer
+
+    caplog.set_level("ERROR", logger="indexer.daemon")
+    write("reports/a/first.md", "first")
+    write("commands/c.md", "a command")
+    d = start_daemon(daemon={"quiet_ms": 300})
+    apply = Syncer.apply
+    failed: list[str] = []
+
+    def failing(self: Syncer, rels: Any) -> Any:
+        if self.source.name == "reports" and not failed:
+            failed.append("once")
+            raise RuntimeError("a bug in the store")
+        return apply(self, rels)
+
+    monkeypatch.setattr(Syncer, "apply", failing)
+    write("reports/a/second.md", "second")
+    write("commands/d.md", "another command")
+    d.wait_until(lambda: keys(d, "reports") == {"a/first.md", "a/second.md"})
+    d.wait_until(lambda: keys(d, "commands") == {"c.md", "d.md"})
+    assert failed == ["once"]
+    health = d.daemon.health_snapshot()
+    assert (
+        health["errors"] >= 1
+        and health["last_error"] == "reports: batch failed: a bug in the store"
+    )
+    said = [r.getMessage() for r in caplog.records]
+    assert "reports: applying a batch failed; reconciling" in said
 
 
 def test_a_second_daemon_stands_by_naming_the_first_and_takes_over_when_it_stops(
