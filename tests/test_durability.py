@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import os
+import re
 import subprocess
 import sys
 import time
@@ -178,7 +179,7 @@ def test_the_daemon_keeps_refused_changes_and_lands_them_when_the_fault_clears(
     settings = make_settings(daemon={"quiet_ms": 50})
     d = run_daemon(settings)
     injected.errno = code
-    caplog.set_level("WARNING", logger="indexer.daemon")
+    caplog.set_level("INFO", logger="indexer.daemon")
     write("reports/net/zebra_20251201.md", "a zebrafish report")
     d.wait_until(lambda: bool(d.daemon.health_snapshot()["fault"]))
     health = d.daemon.health_snapshot()
@@ -194,6 +195,13 @@ def test_the_daemon_keeps_refused_changes_and_lands_them_when_the_fault_clears(
     injected.errno = None
     took = d.wait_until(lambda: bool(_found(settings, "okapi")) and bool(_found(settings, "zebra")))
     assert took < 5.0  # within seconds of the fault clearing, not at the periodic pass
+    # Said when they land: how many, how long after the first failure, and what changed.
+    said = [r.getMessage() for r in caplog.records]
+    landed = [m for m in said if "held change(s) landed" in m]
+    assert landed and re.fullmatch(
+        r"reports: [12] held change\(s\) landed, \d+\.\d s after the first failure", landed[0]
+    )
+    assert any(re.match(r"reports \(retry\): \+[12] ~0 -0 in ", m) for m in said)
     # The health says so once the retry returns, a moment after its commit is seen.
     d.wait_until(lambda: d.daemon.health_snapshot()["fault"] == "", timeout=5.0)
     assert d.thread.is_alive()
