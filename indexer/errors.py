@@ -6,6 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 
+class DamagedIndex(ValueError):
+    """A reader found a value in an index that cannot be what was written (a report's
+    key that is not UTF-8): the index is damaged though its own check found nothing."""
+
+
 class StoreError(Exception):
     """The index folder cannot be used."""
 

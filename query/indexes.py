@@ -25,7 +25,7 @@ from indexer.config import Settings
 from indexer.engine import get_engine
 from indexer.engine.base import Reader, Snapshot
 from indexer.engine.faults import release
-from indexer.errors import IndexLockedError
+from indexer.errors import DamagedIndex, IndexLockedError
 from indexer.sources.registry import get_source
 from indexer.store import Syncer
 from query.errors import TroveError
@@ -138,6 +138,8 @@ class Indexes:
             return
         collection = self.collection(name)
         why = collection.damaged()
+        if why is None and isinstance(exc, DamagedIndex):
+            why = str(exc)  # what the index's own check does not read
         if why is None:
             return
         release(exc)

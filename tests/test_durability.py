@@ -498,3 +498,39 @@ def test_a_writer_killed_at_each_step_of_a_commit_loses_nothing(tmp_path: Path, 
     on_disk = set(walk(tmp_path / "reports", get_source("reports")).files)
     assert set(lookups.documents(settings, "reports")) == on_disk
     assert _found(settings, "zebrafish") == {"net/zebra_20251201.md"}
+
+
+def test_a_report_key_damaged_in_its_column_is_rebuilt_not_a_traceback(tmp_path: Path) -> None:
+    """The keys of two reports, side by side in the segment's column of keys, one byte of
+    the second made not UTF-8 (a flip the index's own check does not read): the search
+    that meets it answers INDEX_UNAVAILABLE and has the index rebuilt; then as before."""
+    from query.context import QueryContext
+    from query.errors import TroveError
+
+    settings = _sample(tmp_path)
+    before = _answer(settings)
+    ctx = QueryContext.from_settings(settings)
+    try:
+        with ctx.indexes.snapshot("reports") as snapshot:
+            assert snapshot is not None
+            [(segment, _)] = snapshot.segments()
+            keys = segment.bytes_column("sort_key")
+            # Every key, in the order of the documents: damage each report's once found.
+            values = [keys.value(d) for d in range(segment.doc_count_all)]
+    finally:
+        ctx.close()
+    [seg] = (settings.index_dir / "reports").glob("*.seg")
+    data = bytearray(seg.read_bytes())
+    damaged = 0
+    for d in range(len(values) - 1):
+        pair = values[d] + values[d + 1]
+        if values[d + 1] and data.count(pair) == 1:  # found in the column alone
+            data[data.find(pair) + len(pair) - 1] = 0xFF  # the second key's last byte
+            damaged += 1
+    assert damaged
+    seg.write_bytes(bytes(data))
+    with pytest.raises(TroveError) as raised:
+        _answer(settings)
+    assert raised.value.code == "INDEX_UNAVAILABLE"
+    assert "is not UTF-8" in str(raised.value)
+    assert _answer(settings) == before

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from indexer.errors import DamagedIndex
 from query.forgiving import FEW_WORDS
 from query.reports import tiers
 from query.reports.counting import ReportSegment
@@ -24,6 +25,16 @@ class Ranked(NamedTuple):
     occurrences: int
     segment: ReportSegment
     doc: int
+
+
+def report_key(segment: ReportSegment, d: int) -> str:
+    """Document ``d``'s key (command/report name), from the segment's column of them;
+    DamagedIndex if it is not UTF-8 (a damaged segment: the search rebuilds the index)."""
+    value = segment.segment.bytes_column("sort_key").value(d)
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DamagedIndex(f"{segment.segment.id}: the key of document {d} is not UTF-8") from exc
 
 
 def best(found: list[tuple[ReportSegment, dict[int, float]]], n: int) -> list[Ranked]:
@@ -58,10 +69,9 @@ def best(found: list[tuple[ReportSegment, dict[int, float]]], n: int) -> list[Ra
     edge = nth_highest(days, need)
     chosen: list[tuple[float, int, str, Ranked]] = []
     for segment, counts, above, tied, ranks in near:
-        keys = segment.segment.bytes_column("sort_key")
         day_ranks = segment.day_ranks()
         for d in chain(above, compress(tied, map(edge.__le__, ranks))):
-            key = keys.value(d).decode("utf-8")
+            key = report_key(segment, d)
             count = counts[d]
             chosen.append((-count, -day_ranks[d], key, Ranked(key, int(count), segment, d)))
     chosen.sort(key=itemgetter(0, 1, 2))  # a key is in one live document
@@ -88,7 +98,7 @@ def best_related(
         segment, r = found[at]
         j = i - starts[at]
         d = int(r.docs[j])
-        key = segment.segment.bytes_column("sort_key").value(d).decode("utf-8")
+        key = report_key(segment, d)
         order = (-int(held[i]) if strict else 0, -float(scores[i]), -segment.day_ranks()[d], key)
         chosen.append((order, Ranked(key, int(r.occurrences[j]), segment, d)))
     chosen.sort(key=itemgetter(0))  # a key is in one live document
