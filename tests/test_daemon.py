@@ -163,9 +163,10 @@ def test_a_burst_of_5000_files_ends_fully_indexed(start_daemon, write, tmp_path)
     assert keys(d, "reports") == set(walk(tmp_path / "reports", get_source("reports")).files)
 
 
-def test_a_queue_overflow_is_noticed_and_reconciled(start_daemon, write, tmp_path) -> None:
+def test_a_queue_overflow_is_noticed_and_reconciled(start_daemon, write, tmp_path, caplog) -> None:
     import logging
 
+    caplog.set_level("INFO", logger="indexer.daemon")
     d = start_daemon()
     # Files written behind the watcher's back (as if their events were lost)...
     index_before = len(keys(d, "reports"))
@@ -180,7 +181,9 @@ def test_a_queue_overflow_is_noticed_and_reconciled(start_daemon, write, tmp_pat
     )
     d.wait_until(lambda: keys(d, "reports") == {"lost/r1.md", "lost/r2.md"})
     assert d.daemon.health.overflows == 1
-    assert "overflowed" in d.daemon.health.last_error
+    assert d.daemon.health.last_error == "event queue overflowed: events were lost; reconciling"
+    said = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("reports (queue overflow): +2 ~0 -0 in ") for m in said), said
 
 
 def test_out_of_inotify_watches_falls_back_to_polling(
