@@ -79,12 +79,10 @@ class _SegmentMemo:
         # Where each document's value is in a bytes column: {column: (offsets, lengths)}.
         self.layouts: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
         self.totals: dict[str, int] = {}  # a bytes column's values' length
-        self.tops: tuple[FragmentTops | None] | None = None  # read once: (tops or None,)
-        self.pairs: tuple[CjkPairs | None] | None = None  # (the same)
-        self.term_tops: tuple[TermTops | None] | None = None  # (the same)
+        # Each kind of derived data, read once: {kind: (what was read, or None,)}.
+        self.derived: dict[str, tuple[Any]] = {}
         # File records looked up: (mtime_ns, size, doc) by path, None where it has none.
         self.file_records: dict[str, tuple[int, int, int] | None] = {}
-        self.sequences: tuple[TokenSequences | None] | None = None  # (the same)
         self.frequencies = KeptFrequencies()  # of its terms of many postings
         self.lock = threading.Lock()
 
@@ -143,54 +141,56 @@ class WhooshSegment:
     def fragment_tops(self) -> FragmentTops | None:
         """Read once, from the file the segment's writer left beside it (inverting.py);
         None if there is none, or it is damaged."""
-        if self.memo.tops is None:
-            self.memo.tops = (
-                self._derived(
-                    read_tops, tops_file_name, "short fragments are counted in the texts"
-                ),
-            )
-        return self.memo.tops[0]
+        return self._derived(
+            "tops", read_tops, tops_file_name, "short fragments are counted in the texts"
+        )
 
     def cjk_pairs(self) -> CjkPairs | None:
         """Read once, from the file the segment's writer left beside it (inverting.py);
         None if there is none, or it is damaged."""
-        if self.memo.pairs is None:
-            self.memo.pairs = (
-                self._derived(read_pairs, pairs_file_name, "CJK pairs are counted in the texts"),
-            )
-        return self.memo.pairs[0]
+        return self._derived(
+            "pairs", read_pairs, pairs_file_name, "CJK pairs are counted in the texts"
+        )
 
     def term_tops(self) -> TermTops | None:
         """Opened (its terms read and checked) once, from the file the segment's writer
         left beside it (inverting.py); None if there is none, or it is damaged."""
-        if self.memo.term_tops is None:
-            with self.memo.lock:
-                if self.memo.term_tops is None:
-                    found = self._derived(
-                        read_term_tops, term_tops_file_name, "words are counted as before"
-                    )
-                    self.memo.term_tops = (found,)
-        return self.memo.term_tops[0]
+        return self._derived(
+            "term tops", read_term_tops, term_tops_file_name, "words are counted as before"
+        )
 
     def token_sequences(self) -> TokenSequences | None:
         """Read (mapped and checked) once, from the file the segment's writer left beside
         it (inverting.py); None if there is none, or it is damaged."""
-        if self.memo.sequences is None:
-            with self.memo.lock:  # (checking a large table takes a while: once)
-                if self.memo.sequences is None:
-                    found = self._derived(
-                        read_sequences,
-                        sequences_file_name,
-                        "queries of several words are counted without it",
-                    )
-                    self.memo.sequences = (found,)
-        return self.memo.sequences[0]
+        return self._derived(
+            "sequences",
+            read_sequences,
+            sequences_file_name,
+            "queries of several words are counted without it",
+        )
 
     def _derived(
+        self,
+        kind: str,
+        read: Callable[[str, str, int], T | None],
+        name: Callable[[str], str],
+        meanwhile: str,
+    ) -> T | None:
+        """The segment's derived data of ``kind`` (derived.py), read from its file the
+        first time it is asked for (once: a search that asks meanwhile waits for it);
+        None if there is none, or it is damaged (said in the log, with what searches do
+        ``meanwhile``)."""
+        found = self.memo.derived.get(kind)
+        if found is None:
+            with self.memo.lock:
+                found = self.memo.derived.get(kind)
+                if found is None:
+                    found = self.memo.derived[kind] = (self._read_derived(read, name, meanwhile),)
+        return found[0]
+
+    def _read_derived(
         self, read: Callable[[str, str, int], T | None], name: Callable[[str], str], meanwhile: str
     ) -> T | None:
-        """The segment's derived data (derived.py), read from its file; None if there is
-        none, or it is damaged (said in the log, with what searches do ``meanwhile``)."""
         found = read(self.folder, self.id, self.doc_count_all)
         if found is None and os.path.exists(path := os.path.join(self.folder, name(self.id))):
             log.warning(
