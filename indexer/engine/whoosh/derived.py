@@ -1,15 +1,17 @@
 """Data derived from a segment and kept beside it, on the Whoosh engine's side: one file
-per segment and kind (fragment tops, token sequences, CJK pairs, term tops), named after the segment, written
-whole and renamed into place, and removed when the segment goes. Each kind is a cache: a
-search that finds its file missing or damaged goes without it, and a reconcile writes it
-anew (WhooshIndex.repair_derived)."""
+per segment and kind (fragment tops, token sequences, CJK pairs, term tops), named after
+the segment, written whole and renamed into place, and removed when the segment goes.
+Each kind is a cache: a search that finds its file missing or damaged goes without it,
+and a reconcile writes it anew (WhooshIndex.repair_derived)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 TOPS_PREFIX = "trove-tops-"  # + a segment's id + ".bin": its fragment tops
 SEQUENCES_PREFIX = "trove-seqs-"  # + a segment's id + ".bin": its token sequences
@@ -27,6 +29,15 @@ def read_derived(folder: str, name: str) -> bytes | None:
     try:
         with open(os.path.join(folder, name), "rb") as f:
             return f.read()
+    except OSError:
+        return None
+
+
+def open_derived(folder: str, name: str, read: Callable[[int], T | None]) -> T | None:
+    """``read(fd)`` of a segment's file of derived data opened for reading (what it
+    returns keeps the file open, or closes it); None if it cannot be opened or read."""
+    try:
+        return read(os.open(os.path.join(folder, name), os.O_RDONLY))
     except OSError:
         return None
 

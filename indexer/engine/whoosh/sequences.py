@@ -5,12 +5,11 @@ anew is renamed into place, and this one stays as it was checked)."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from indexer.engine.postings import Numbering
 from indexer.engine.sequences import SequenceWriter, TokenSequences
-from indexer.engine.whoosh.derived import SEQUENCES_PREFIX, derived_name
+from indexer.engine.whoosh.derived import SEQUENCES_PREFIX, derived_name, open_derived
 
 
 def sequences_file_name(segment_id: str) -> str:
@@ -20,11 +19,9 @@ def sequences_file_name(segment_id: str) -> str:
 def read_sequences(folder: str, segment_id: str, doc_count: int) -> TokenSequences | None:
     """A segment of ``doc_count`` documents' token sequences; None if there are none, or
     they are damaged."""
-    try:
-        fd = os.open(os.path.join(folder, sequences_file_name(segment_id)), os.O_RDONLY)
-        return TokenSequences.read(fd, doc_count)
-    except OSError:
-        return None
+    return open_derived(
+        folder, sequences_file_name(segment_id), lambda fd: TokenSequences.read(fd, doc_count)
+    )
 
 
 class SequencesTaker:

@@ -5,7 +5,6 @@ file as searches ask (kept open, as the token sequences are)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -13,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from indexer.engine.term_tops import TermTops, keeps, kept, ranked_top, table
-from indexer.engine.whoosh.derived import TERM_TOPS_PREFIX, derived_name
+from indexer.engine.whoosh.derived import TERM_TOPS_PREFIX, derived_name, open_derived
 
 
 def term_tops_file_name(segment_id: str) -> str:
@@ -23,11 +22,9 @@ def term_tops_file_name(segment_id: str) -> str:
 def read_term_tops(folder: str, segment_id: str, doc_count: int) -> TermTops | None:
     """A segment of ``doc_count`` documents' term tops; None if there are none, or they
     are damaged."""
-    try:
-        fd = os.open(os.path.join(folder, term_tops_file_name(segment_id)), os.O_RDONLY)
-    except OSError:
-        return None
-    return TermTops.read(fd, doc_count)
+    return open_derived(
+        folder, term_tops_file_name(segment_id), lambda fd: TermTops.read(fd, doc_count)
+    )
 
 
 class TermTopsTaker:
