@@ -6,8 +6,9 @@ opening them checks them).
 A process that serves (`trove mcp`, `trove serve`) starts this in a thread as it starts,
 while the MCP SDK is imported and the client says hello: at a million reports it is
 0.3 s of work, two segments at a time (much of it in numpy and zlib, which let go of the
-GIL), which the first search would otherwise wait for. A search that comes meanwhile waits for what it needs or reads it itself; the
-warm-up only ever fills the segments' caches, and fails quietly (it is never needed).
+GIL), which the first search would otherwise wait for. A search that comes meanwhile
+waits for what it needs or reads it itself; the warm-up only ever fills the segments'
+caches, and fails quietly (it is never needed).
 """
 
 from __future__ import annotations

@@ -5,12 +5,12 @@ The terms file is a table of records in key order, each a key length and a value
 (4 bytes each, big-endian), the key (the field's number, 2 bytes, then the term's UTF-8)
 and the value (a term info: flags, weight, document frequency, ...; then, unless the
 flags say the postings are inlined in it, their offset and length: Whoosh 2.7.4 never
-inlines them, its writer's inlining being broken, but reads them so). After the records, the file keeps
-the position of every record in one array: a field's records are a run of it, and each
-record's fields are gathered from the positions at once. Whoosh's own reader reads each
-record with several small reads and makes an object of each: 1.3 s for a segment of
-100,000 reports; a loop over the records in Python still took 75-190 ms a segment of
-40,000 reports, which the first search of a process pays for every segment.
+inlines them, its writer's inlining being broken, but reads them so). After the records,
+the file keeps the position of every record in one array: a field's records are a run of
+it, and each record's fields are gathered from the positions at once. Whoosh's own
+reader reads each record with several small reads and makes an object of each: 1.3 s for
+a segment of 100,000 reports; a loop over the records in Python still took 75-190 ms a
+segment of 40,000 reports, which the first search of a process pays for every segment.
 """
 
 from __future__ import annotations
