@@ -8,6 +8,7 @@ from typing import Any
 
 from indexer.engine.pairs import CjkPairs, PairCounter
 from indexer.engine.whoosh.derived import PAIRS_PREFIX, derived_name, read_derived
+from indexer.engine.whoosh.tops import tops_column
 
 
 def pairs_file_name(segment_id: str) -> str:
@@ -32,10 +33,8 @@ class PairsTaker:
     @classmethod
     def of(cls, schema: Any) -> PairsTaker | None:
         """For the schema's column with fragment tops; None if it has none."""
-        for name, field in schema.items():
-            if getattr(field, "trove_tops_by", None) is not None:
-                return cls(name)
-        return None
+        found = tops_column(schema)
+        return None if found is None else cls(found[0])
 
     def add(self, docnum: int, fields: dict[str, Any]) -> None:
         self.counter.add(docnum, fields.get(self.column) or b"")

@@ -13,6 +13,8 @@ import numpy.typing as npt
 
 from indexer.engine.term_tops import TermTops, keeps, kept, ranked_top, table
 from indexer.engine.whoosh.derived import TERM_TOPS_PREFIX, derived_name, open_derived
+from indexer.engine.whoosh.sequences import SequencesTaker
+from indexer.engine.whoosh.tops import tops_column
 
 
 def term_tops_file_name(segment_id: str) -> str:
@@ -41,13 +43,9 @@ class TermTopsTaker:
     def of(cls, schema: Any) -> TermTopsTaker | None:
         """For the schema's field with token sequences, ranked by the columns of its
         fragment tops; None if it has not both."""
-        field = by = None
-        for name, f in schema.items():
-            if getattr(f, "trove_sequences_from", None) is not None:
-                field = name
-            if (tops_by := getattr(f, "trove_tops_by", None)) is not None:
-                by = tops_by
-        return None if field is None or by is None else cls(field, *by)
+        tops = tops_column(schema)
+        sequences = SequencesTaker.of(schema)
+        return None if tops is None or sequences is None else cls(sequences.field, *tops[1])
 
     def add(self, docnum: int, fields: dict[str, Any]) -> None:
         """A document's rank and key (documents come in order, from 0; one skipped would

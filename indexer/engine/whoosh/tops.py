@@ -20,6 +20,15 @@ def read_tops(folder: str, segment_id: str, doc_count: int) -> FragmentTops | No
     return None if data is None else FragmentTops.parse(data, doc_count)
 
 
+def tops_column(schema: Any) -> tuple[str, tuple[str, str]] | None:
+    """The schema's column with fragment tops, and the fields they rank by (rank, key);
+    None if it has none (schema.py marks it, fields.py ``tops_by``)."""
+    for name, field in schema.items():
+        if (by := getattr(field, "trove_tops_by", None)) is not None:
+            return name, by
+    return None
+
+
 class TopsCounter:
     """Counts a segment's documents for the fragment tops of the schema's column that
     keeps them (fields.py), by its field names."""
@@ -31,10 +40,8 @@ class TopsCounter:
     @classmethod
     def of(cls, schema: Any) -> TopsCounter | None:
         """For the schema's column with fragment tops; None if it has none."""
-        for name, field in schema.items():
-            if (by := getattr(field, "trove_tops_by", None)) is not None:
-                return cls(name, *by)
-        return None
+        found = tops_column(schema)
+        return None if found is None else cls(found[0], *found[1])
 
     def add(self, docnum: int, fields: dict[str, Any]) -> None:
         self.counter.add(
