@@ -26,6 +26,7 @@ from indexer.sources.base import Source
 log = logging.getLogger(__name__)
 
 MARKER = "trove-index.json"
+_MARKER_WRITTEN = MARKER + ".tmp"  # the marker being written, renamed into place after
 MARKER_FORMAT = "trove-index"
 LOCK_FILE = "writer.lock"
 
@@ -70,7 +71,7 @@ class CollectionIndex:
         if "last_update" in old:
             marker["last_update"] = old["last_update"]
         marker.update(extra)
-        tmp = self.path / (MARKER + ".tmp")
+        tmp = self.path / _MARKER_WRITTEN
         try:
             tmp.write_text(json.dumps(marker, indent=1), encoding="utf-8")
             os.replace(tmp, self.marker_path)
@@ -93,7 +94,7 @@ class CollectionIndex:
         if marker is None:
             # The lock, and a marker half-written by a process killed as it claimed the
             # folder (write_marker), are all an index of ours holds before its marker.
-            if any(name not in (LOCK_FILE, MARKER + ".tmp") for name in os.listdir(self.path)):
+            if any(name not in (LOCK_FILE, _MARKER_WRITTEN) for name in os.listdir(self.path)):
                 raise ForeignIndexError(
                     f"{self.path} holds files but is not a trove index (no {MARKER}); "
                     "trove will not delete them. Move it away or set [index] dir to another folder."
