@@ -5,6 +5,7 @@ to a write fault, and status says what is pending and why."""
 from __future__ import annotations
 
 import errno
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -23,6 +24,9 @@ class _Held:
     what: str = ""
     attempts: int = 0
     due: float = 0.0
+    # Held since the last retry began (``due``): what that retry may not hold.
+    since_due: set[str] = field(default_factory=set)
+    whole_since_due: bool = False
 
 
 _FAULT_KINDS = {
@@ -46,58 +50,80 @@ def fault_kind(exc: BaseException) -> str:
 
 
 class HeldChanges:
-    """Per collection, its held changes (``rels`` None: reconcile it all)."""
+    """Per collection, its held changes (``rels`` None: reconcile it all). The watcher's
+    batches hold changes while the daemon's loop retries them: each call is atomic."""
 
     def __init__(self) -> None:
         self._held: dict[str, _Held] = {}
+        self._lock = threading.Lock()
 
     def hold(self, name: str, rels: set[str] | None, exc: BaseException) -> bool:
         """Keep ``rels`` (None: the whole collection) and set the next retry; True the
         first time the collection holds changes."""
-        held = self._held.get(name)
-        first = held is None
-        if held is None:
-            held = self._held[name] = _Held(since=time.time())
-        if rels is None:
-            held.rels = None
-        elif held.rels is not None:
-            held.rels |= rels
-        held.what = fault_kind(exc)
-        held.attempts += 1
-        held.due = time.monotonic() + min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (held.attempts - 1))
-        return first
+        with self._lock:
+            held = self._held.get(name)
+            first = held is None
+            if held is None:
+                held = self._held[name] = _Held(since=time.time())
+            if rels is None:
+                held.rels = None
+                held.whole_since_due = True
+            else:
+                if held.rels is not None:
+                    held.rels |= rels
+                held.since_due |= rels
+            held.what = fault_kind(exc)
+            held.attempts += 1
+            held.due = time.monotonic() + min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (held.attempts - 1))
+            return first
 
     def due(self) -> list[tuple[str, set[str] | None]]:
-        """The collections whose retry is due, with their changes."""
+        """The collections whose retry is due, with their changes (a copy): the retry of
+        each begins."""
         now = time.monotonic()
-        return [
-            (name, None if h.rels is None else set(h.rels))
-            for name, h in list(self._held.items())
-            if now >= h.due
-        ]
+        found = []
+        with self._lock:
+            for name, h in self._held.items():
+                if now >= h.due:
+                    found.append((name, None if h.rels is None else set(h.rels)))
+                    h.since_due, h.whole_since_due = set(), False
+        return found
 
     def landed(self, name: str) -> float:
-        """Forget the collection's held changes (they landed); when they were first held."""
-        return self._held.pop(name).since
+        """The changes of the collection's last retry landed: forget them, keeping those
+        held since it began (due again at once); when the changes were first held."""
+        with self._lock:
+            held = self._held[name]
+            if not held.since_due and not held.whole_since_due:
+                del self._held[name]
+                return held.since
+            held.rels = None if held.whole_since_due else held.since_due
+            held.since_due, held.whole_since_due = set(), False
+            held.attempts = 0
+            held.due = time.monotonic()
+            return held.since
 
     def count(self) -> int:
         """How many changes are held (a whole collection counts one)."""
-        return sum(len(h.rels) if h.rels is not None else 1 for h in list(self._held.values()))
+        with self._lock:
+            return sum(len(h.rels) if h.rels is not None else 1 for h in self._held.values())
 
     def line(self) -> str:
         """What status shows while changes are held: "disk full: 12 changes pending since
         10:51" (one part per kind of fault); empty when none are."""
-        if not self._held:
+        with self._lock:
+            held = dict(self._held)
+        if not held:
             return ""
         parts = []
-        for what in dict.fromkeys(h.what for h in self._held.values()):
-            helds = [h for h in self._held.values() if h.what == what]
+        for what in dict.fromkeys(h.what for h in held.values()):
+            helds = [h for h in held.values() if h.what == what]
             since = time.strftime("%H:%M", time.localtime(min(h.since for h in helds)))
             if any(h.rels is None for h in helds):
                 count = "changes"
             else:
                 n = sum(len(h.rels or ()) for h in helds)
                 count = f"{n} change{'s' if n != 1 else ''}"
-            names = ", ".join(n for n, h in self._held.items() if h.what == what)
+            names = ", ".join(n for n, h in held.items() if h.what == what)
             parts.append(f"{what}: {count} pending since {since} ({names})")
         return "; ".join(parts)

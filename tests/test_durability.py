@@ -216,10 +216,14 @@ def test_the_daemon_rides_out_a_full_disk(
     small_disk.fill()
     write("reports/net/zebra_20251201.md", "a zebrafish report " * 20000)
     d.wait_until(lambda: "disk full" in d.daemon.health_snapshot()["fault"])
+
     # `trove status` in another process reads it too: the status file is rewritten in
-    # place on the full disk.
-    status = read_watcher_status(settings)
-    assert status is not None and "disk full" in status["fault"]
+    # place on the full disk (a moment after the daemon's memory says so).
+    def the_file_says_so() -> bool:
+        status = read_watcher_status(settings)
+        return status is not None and "disk full" in status["fault"]
+
+    d.wait_until(the_file_says_so, timeout=5.0)
     small_disk.free()
     d.wait_until(lambda: bool(_found(settings, "zebrafish")))
     assert d.daemon.health_snapshot()["fault"] == ""

@@ -133,8 +133,53 @@ def test_landed_changes_are_forgotten_and_say_when_they_were_first_held(clock: C
     changes.hold("reports", {"a.md"}, _fault(errno.ENOSPC))
     clock.advance(60)
     changes.hold("reports", {"b.md"}, _fault(errno.ENOSPC))
+    clock.advance(10)
+    assert changes.due() == [("reports", {"a.md", "b.md"})]
     assert changes.landed("reports") == first
     assert (changes.count(), changes.line(), changes.due()) == (0, "", [])
+
+
+def test_changes_held_while_a_retry_runs_stay_held_when_it_lands(clock: Clock) -> None:
+    # The watcher's batch holds b.md while the loop's retry of a.md is on its way (a
+    # commit that met the fault just before it cleared): b.md did not land with it.
+    changes = HeldChanges()
+    first = clock.wall
+    changes.hold("reports", {"a.md"}, _fault(errno.ENOSPC))
+    clock.advance(1)
+    assert changes.due() == [("reports", {"a.md"})]
+    changes.hold("reports", {"b.md", "a.md"}, _fault(errno.ENOSPC))
+    assert changes.landed("reports") == first
+    assert changes.count() == 2  # a.md again: the retry may have read it before
+    assert changes.due() == [("reports", {"a.md", "b.md"})]  # at once, not after a wait
+    assert changes.landed("reports") == first
+    assert (changes.count(), changes.due()) == (0, [])
+
+
+def test_a_whole_collection_held_while_a_retry_runs_stays_held_when_it_lands(
+    clock: Clock,
+) -> None:
+    changes = HeldChanges()
+    changes.hold("reports", {"a.md"}, _fault(errno.ENOSPC))
+    clock.advance(1)
+    changes.due()
+    changes.hold("reports", None, _fault(errno.ENOSPC))
+    changes.landed("reports")
+    assert changes.due() == [("reports", None)]
+    # And a whole collection retried, with a change held meanwhile: that change stays.
+    changes.hold("reports", {"b.md"}, _fault(errno.ENOSPC))
+    changes.landed("reports")
+    assert changes.due() == [("reports", {"b.md"})]
+
+
+def test_a_retry_that_fails_again_keeps_what_it_retried(clock: Clock) -> None:
+    changes = HeldChanges()
+    changes.hold("reports", {"a.md"}, _fault(errno.ENOSPC))
+    clock.advance(1)
+    changes.due()
+    changes.hold("reports", set(), _fault(errno.ENOSPC))  # as the daemon's retry holds
+    clock.advance(10)
+    assert changes.due() == [("reports", {"a.md"})]
+    assert changes.landed("reports") is not None and changes.count() == 0
 
 
 def test_the_status_line_names_the_fault_the_changes_the_time_and_the_collections(
