@@ -21,6 +21,11 @@ from indexer.daemon import Daemon
 # tests/browser.py, the browser tests' plugin, is imported by them before pytest loads it.
 pytest.register_assert_rewrite("browser")
 
+# pytest-xdist's workers start with COLUMNS=80. The CLI's consoles take their width from
+# COLUMNS once, when made (as trove's modules are imported), and the CLI tests set it for
+# each call: without this, a worker's tables would all be 80 wide.
+os.environ.pop("COLUMNS", None)
+
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
