@@ -10,13 +10,17 @@ import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from indexer.config import Settings
 from indexer.sources.reports import ReportsSource
 from indexer.store import Syncer
 from query.context import QueryContext
 from query.reports import ReportSegment, search_reports, segments_of
+from query.reports.counting import nth_highest_count
 
 
 @pytest.fixture
@@ -102,6 +106,46 @@ def test_a_query_inside_a_token_more_than_once_counts_each_time(segment_of, dens
     texts = segment.segment.bytes_column("text")
     truth = {d: texts.value(d).count(b"ha") for d in range(segment.segment.doc_count_all)}
     assert segment.occurrences("ha", None) == {d: float(n) for d, n in truth.items() if n}
+
+
+@pytest.mark.parametrize("top", [1, 3, 10])
+@pytest.mark.parametrize("command", [None, "two"])
+def test_a_query_inside_tokens_wanting_the_best_keeps_those_that_can_be_among_them(
+    segment_of, top: int, command: str | None
+) -> None:
+    """Wanting the ``top`` best, the counts inside tokens are added up in an array (from
+    each term's postings as arrays, or its blocks in a command's reports) and only the
+    reports with at least the ``top``-th highest count are kept, ties and all."""
+    rng = random.Random(top)
+    reports = {
+        f"{('one', 'two')[i % 2]}/r{i:02d}.md": " ".join(
+            rng.choice(["haha", "hahaha", "ha", "hat", "oh"]) for _ in range(rng.randint(1, 9))
+        )
+        for i in range(60)
+    }
+    segment = segment_of(reports)
+    segment.plan = "postings"
+    texts = segment.segment.bytes_column("text")
+    keys = segment.segment.bytes_column("sort_key")
+    truth = {
+        d: n
+        for d in range(segment.segment.doc_count_all)
+        if (n := texts.value(d).count(b"ha"))
+        and (command is None or keys.value(d).startswith(f"{command}/".encode()))
+    }
+    least = sorted(truth.values(), reverse=True)[top - 1]
+    assert segment.occurrences("ha", command, top) == {
+        d: float(n) for d, n in truth.items() if n >= least
+    }
+
+
+@given(st.lists(st.integers(0, 1 << 17), min_size=2, max_size=200), st.data())
+def test_the_nth_highest_count_is_the_nth_of_the_counts_in_order(
+    counts: list[int], data: st.DataObject
+) -> None:
+    n = data.draw(st.integers(1, len(counts) - 1))
+    found = nth_highest_count(np.array(counts, dtype=np.float64), n)
+    assert found == sorted(counts, reverse=True)[n - 1]
 
 
 @pytest.mark.parametrize("sequences", [True, False])
