@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import lookups
 import pytest
@@ -766,6 +766,7 @@ def test_a_parallel_build_whose_workers_fill_their_memory_writes_more_segments_a
 ) -> None:
     from indexer import store
     from indexer.engine.whoosh import inverting, writing
+    from indexer.engine.whoosh.reading import WhooshSegment
 
     def small_workers(self, codec, parallel, cpus):
         assert parallel
@@ -786,6 +787,20 @@ def test_a_parallel_build_whose_workers_fill_their_memory_writes_more_segments_a
     assert len(indexed_keys(s, ReportsSource())) == 600
     assert len(content_hits(s, ReportsSource(), "common")) == 600
     assert content_hits(s, ReportsSource(), "unique577") == {"c1/r577.md"}
+    # The file records are in the parent's segment, not the workers': each file's state
+    # is found all the same.
+    recorded = lookups.file_states(s, "reports")
+    assert len(recorded) == 600
+    indexes = Indexes(s)
+    try:
+        with indexes.snapshot("reports") as snap:
+            assert snap is not None
+            segments = [segment for segment, _ in snap.segments()]
+            assert all(isinstance(segment, WhooshSegment) for segment in segments)
+            assert any(cast(WhooshSegment, s).file_records() == 0 for s in segments)
+            assert {rel: snap.file_state(rel) for rel in recorded} == recorded
+    finally:
+        indexes.close()
 
 
 def test_a_parallel_builds_worker_frees_each_segments_postings_before_the_next(
