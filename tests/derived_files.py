@@ -124,3 +124,24 @@ def answers(
         ]
     finally:
         ctx.close()
+
+
+def answers_the_same_damaged_or_missing(
+    settings: Settings, pattern: str, queries: Iterable[str], filters: Iterable[str | None]
+) -> None:
+    """The searches answer as counting in the texts does, with the files of ``pattern``
+    (two segments' worth) as written, with a bit of each flipped, and with them gone."""
+    queries, filters = list(queries), list(filters)
+    counted = answers(settings, queries, filters, "texts")
+    assert any(counted)
+    assert answers(settings, queries, filters) == counted
+    found = sorted((settings.index_dir / "reports").glob(pattern))
+    assert len(found) == 2
+    for path in found:
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 1
+        path.write_bytes(bytes(data))
+    assert answers(settings, queries, filters) == counted
+    for path in found:
+        path.unlink()
+    assert answers(settings, queries, filters) == counted

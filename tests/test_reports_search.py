@@ -671,23 +671,28 @@ def check_against_reference(ctx: QueryContext, root: Path, corpus, seed: int, n:
     assert all(kinds[k] for k in kinds if k != "absent"), kinds
 
 
-# A lexicon answers its first lookups by suffix with a scan of its terms, then from its
-# suffixes in order: each way for every lookup.
-@pytest.mark.parametrize("scans", [0, 10**9])
+# A lexicon answers its lookups by suffix from the suffixes in order its segment keeps;
+# without them, its first lookups with a scan of its terms, then from its suffixes put in
+# order one first character at a time: each way for every lookup.
+@pytest.mark.parametrize("way", ["kept", "scan", "groups"])
 def test_the_term_lookups_find_exactly_the_terms_a_scan_finds(
-    tmp_path, reports_ctx, monkeypatch, scans
+    tmp_path, reports_ctx, monkeypatch, way
 ) -> None:
     """The Lexicon's bisections (terms in order; their suffixes in order) against a scan of
     every term, with strings cut out of the terms (CJK, emoji, 'İ') and strings no term
     holds."""
-    monkeypatch.setattr(lexicon_module, "SCANS_BEFORE_SORTING", scans)
+    monkeypatch.setattr(lexicon_module, "SCANS_BEFORE_SORTING", 10**9 if way == "scan" else 0)
     make_corpus(tmp_path / "reports", 7, reports=40)
     ctx = reports_ctx()
     reindex(ctx)
     with ctx.indexes.snapshot("reports") as snapshot:
         (segment,) = segments_of(snapshot)
         lex = segment.lexicon()
+        assert lex.ordered
         terms = [lex.term(k) for k in range(len(lex.starts))]
+        if way != "kept":
+            lex = lexicon_module.Lexicon(terms, lex.doc_counts)
+            assert not lex.ordered
         assert len(terms) > 100 and any(not t.isascii() for t in terms)
         rng = random.Random(7)
         probes = {"", "zzqx", "\U0010ffff", terms[0], terms[-1], terms[-1] + "z"}

@@ -20,8 +20,9 @@ from query.reports import search_reports
 from query.reports.warm_up import start_warm_up, warm_up
 
 QUERIES = ("decode response", "e", "timeout")  # a phrase (sequences), a fragment (tops), a word
-# What a segment's first searches read: its terms, tops, token sequences and term tops.
-READS = {"read_terms", "read_tops", "read_sequences", "read_term_tops"}
+# What a segment's first searches read: its terms, tops, token sequences, term tops and
+# suffixes in order.
+READS = {"read_terms", "read_tops", "read_sequences", "read_term_tops", "read_suffixes"}
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate
 
 import numpy as np
+import numpy.typing as npt
 
 # A lexicon answers this many lookups by the terms' suffixes (containing, ending_with)
 # by scanning every term before it puts their suffixes in order.
@@ -24,8 +25,9 @@ class Lexicon:
 
     All terms in one string, each after a NUL; ``starts[k]`` is where term k begins. The
     terms are in code point order, so those that start with a string are a run, found by
-    bisection. So are those that hold one, in the terms' suffixes put in order (one first
-    character's suffixes at a time, on first use).
+    bisection. So are those that hold one, in the terms' suffixes put in order: every
+    suffix at once where an engine keeps them in order beside the segment
+    (``use_suffix_order``), else one first character's suffixes at a time, on first use.
     """
 
     def __init__(self, terms: list[str], doc_counts: Iterable[int]) -> None:
@@ -48,8 +50,10 @@ class Lexicon:
         self.starts = starts
         # Per first character, the suffixes of the terms that start with it, in order:
         # the term each ends and where it starts in it (_suffix_group).
-        self._groups: dict[str, tuple[array[int], array[int]]] = {}
+        self._groups: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
+        self._order: tuple[Sequence[int], Sequence[int]] | None = None  # every suffix
         self._scans = 0  # lookups answered by a scan of every term
+        self._code_points: npt.NDArray[np.uint32] | None = None
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -76,14 +80,14 @@ class Lexicon:
     def containing(self, s: str) -> list[int]:
         if not s:
             return list(range(len(self.starts)))  # every term holds the empty string
-        if self._scanning():
+        if self._order is None and self._scanning():
             return self._scan(re.escape(s))
         return sorted(set(self._suffixes_from(s, prefix=True)))
 
     def ending_with(self, s: str) -> list[int]:
         if not s:
             return []
-        if self._scanning():
+        if self._order is None and self._scanning():
             return self._scan(re.escape(s) + "\0")
         return sorted(self._suffixes_from(s, prefix=False))
 
@@ -115,10 +119,28 @@ class Lexicon:
         within = (lambda i: key(i)[:n]) if prefix else key
         return lo, bisect_right(range(lo, size), s, key=within)
 
-    def _suffixes_from(self, s: str, *, prefix: bool) -> array[int]:
+    def suffix_order(self) -> tuple[array[int], array[int]]:
+        """Every suffix of every term, in order: (owners, offsets), suffix i being
+        ``term(owners[i])[offsets[i]:]`` (what ``use_suffix_order`` takes)."""
+        owners, offsets = self._suffixes_at(np.flatnonzero(self._codes() != 0))
+        return array("I", owners), array("I", offsets)
+
+    @property
+    def ordered(self) -> bool:
+        """Whether it bisects in every suffix in order (``use_suffix_order``)."""
+        return self._order is not None
+
+    def use_suffix_order(self, owners: Sequence[int], offsets: Sequence[int]) -> None:
+        """Look terms up by their suffixes in this order (``suffix_order``'s, as an engine
+        kept it) from now on."""
+        if len(owners) != len(offsets):
+            raise ValueError("a suffix order of owners and offsets of different lengths")
+        self._order = (owners, offsets)
+
+    def _suffixes_from(self, s: str, *, prefix: bool) -> Sequence[int]:
         """The terms (one per suffix: a term may come more than once) with a suffix that
         starts with ``s`` if ``prefix``, else equal to it; ``s`` is not empty."""
-        owners, offsets = self._suffix_group(s[0])
+        owners, offsets = self._order or self._suffix_group(s[0])
 
         def suffix(i: int) -> str:
             return self.term(owners[i])[offsets[i] :]
@@ -126,24 +148,30 @@ class Lexicon:
         lo, count = self._run(len(owners), suffix, s, prefix=prefix)
         return owners[lo : lo + count]
 
-    def _suffix_group(self, first: str) -> tuple[array[int], array[int]]:
+    def _suffix_group(self, first: str) -> tuple[Sequence[int], Sequence[int]]:
         """(owners, offsets) of the suffixes that start with the character ``first``, in
         order: suffix i is ``term(owners[i])[offsets[i]:]``. Put in order on first use,
         one first character at a time: a lookup waits only for its own group (every
         suffix at once took ~0.1 s a segment of 40,000 reports, and memory of them all)."""
         found = self._groups.get(first)
         if found is None:
-            joined = self.joined
-            codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-            at = np.flatnonzero(codes == ord(first))
-            starts = np.frombuffer(self.starts, dtype=np.uint64).astype(np.int64)
-            owners = np.searchsorted(starts, at, side="right") - 1
-            ends = np.append(starts[1:] - 1, len(joined) - 1)[owners]
-            suffixes = list(map(joined.__getitem__, map(slice, at.tolist(), ends.tolist())))
-            order = sorted(range(len(suffixes)), key=suffixes.__getitem__)
-            found = (
-                array("I", owners[order].tolist()),
-                array("I", (at - starts[owners])[order].tolist()),
-            )
-            self._groups[first] = found
+            owners, offsets = self._suffixes_at(np.flatnonzero(self._codes() == ord(first)))
+            found = self._groups[first] = (array("I", owners), array("I", offsets))
         return found
+
+    def _codes(self) -> npt.NDArray[np.uint32]:
+        """The joined terms' code points (made once)."""
+        if self._code_points is None:
+            self._code_points = np.frombuffer(self.joined.encode("utf-32-le"), dtype=np.uint32)
+        return self._code_points
+
+    def _suffixes_at(self, at: npt.NDArray[np.intp]) -> tuple[list[int], list[int]]:
+        """The suffixes starting at these places of the joined terms, in order: the term
+        each ends and where it starts in it."""
+        joined = self.joined
+        starts = np.frombuffer(self.starts, dtype=np.uint64).astype(np.int64)
+        owners = np.searchsorted(starts, at, side="right") - 1
+        ends = np.append(starts[1:] - 1, len(joined) - 1)[owners]
+        suffixes = list(map(joined.__getitem__, map(slice, at.tolist(), ends.tolist())))
+        order = sorted(range(len(suffixes)), key=suffixes.__getitem__)
+        return owners[order].tolist(), (at - starts[owners])[order].tolist()

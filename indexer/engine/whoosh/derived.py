@@ -1,8 +1,8 @@
 """Data derived from a segment and kept beside it, on the Whoosh engine's side: one file
-per segment and kind (fragment tops, token sequences, CJK pairs, term tops), named after
-the segment, written whole and renamed into place, and removed when the segment goes.
-Each kind is a cache: a search that finds its file missing or damaged goes without it,
-and a reconcile writes it anew (WhooshIndex.repair_derived)."""
+per segment and kind (fragment tops, token sequences, CJK pairs, term tops, suffixes in
+order), named after the segment, written whole and renamed into place, and removed when
+the segment goes. Each kind is a cache: a search that finds its file missing or damaged
+goes without it, and a reconcile writes it anew (WhooshIndex.repair_derived)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ TOPS_PREFIX = "trove-tops-"  # + a segment's id + ".bin": its fragment tops
 SEQUENCES_PREFIX = "trove-seqs-"  # + a segment's id + ".bin": its token sequences
 PAIRS_PREFIX = "trove-pairs-"  # + a segment's id + ".bin": its CJK pairs
 TERM_TOPS_PREFIX = "trove-ttops-"  # + a segment's id + ".bin": its term tops
-_PREFIXES = (TOPS_PREFIX, SEQUENCES_PREFIX, PAIRS_PREFIX, TERM_TOPS_PREFIX)
+SUFFIXES_PREFIX = "trove-sufx-"  # + a segment's id + ".bin": its suffixes in order
+_PREFIXES = (TOPS_PREFIX, SEQUENCES_PREFIX, PAIRS_PREFIX, TERM_TOPS_PREFIX, SUFFIXES_PREFIX)
 
 
 def derived_name(prefix: str, segment_id: str) -> str:

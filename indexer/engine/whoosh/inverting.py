@@ -29,6 +29,7 @@ from indexer.engine.whoosh.codec import TermPostings
 from indexer.engine.whoosh.derived import clean_derived, write_derived
 from indexer.engine.whoosh.pairs import PairsTaker, pairs_file_name
 from indexer.engine.whoosh.sequences import SequencesTaker, sequences_file_name
+from indexer.engine.whoosh.suffixes import suffixes_file_name, table_of_terms
 from indexer.engine.whoosh.term_tops import TermTopsTaker, term_tops_file_name
 from indexer.engine.whoosh.tops import TopsCounter, tops_file_name
 
@@ -108,6 +109,12 @@ class TermPool(PostingPool):
                 postings.sort()
             yield text, postings
 
+    def terms(self, fieldname: str) -> list[str] | None:
+        """A field's terms, in order; None once runs were spilled."""
+        if self.runs:
+            return None
+        return [text.decode("utf-8") for text in sorted(self._fields.get(fieldname, ()))]
+
     def numbered(self, fieldname: str) -> Iterator[tuple[int, Any, Any]] | None:
         """Each term of a field with its number (its place among the field's terms, in
         order), its document numbers and weights; None once runs were spilled."""
@@ -155,8 +162,9 @@ class TroveSegmentWriter(_CleansDerived, SegmentWriter):
     """Whoosh's SegmentWriter with a TermPool, and each field's terms added in one go;
     and the segment's fragment tops (indexer/engine/fragments.py), CJK pairs
     (indexer/engine/pairs.py: of the column with the tops), token sequences
-    (indexer/engine/sequences.py) and term tops (indexer/engine/term_tops.py: of the
-    field with the sequences), if its schema has a field with them, written beside it."""
+    (indexer/engine/sequences.py), term tops (indexer/engine/term_tops.py: of the field
+    with the sequences) and that field's suffixes in order (indexer/engine/suffixes.py),
+    if its schema has a field with them, written beside it."""
 
     def __init__(self, ix: Any, limitmb: int = 128, **kwargs: Any) -> None:
         super().__init__(ix, limitmb=limitmb, **kwargs)
@@ -239,9 +247,14 @@ class TroveSegmentWriter(_CleansDerived, SegmentWriter):
 
     def _flush_segment(self) -> None:
         # Before the postings are written (which empties the pool).
-        term_tops = None
+        term_tops = suffixes = None
         if self.term_tops is not None:
             term_tops = self.term_tops.table(self.pool.numbered(self.term_tops.field))
+        if (
+            self.sequences is not None
+            and (terms := self.pool.terms(self.sequences.field)) is not None
+        ):
+            suffixes = table_of_terms(terms)
         self.perdocwriter.close()
         pdr = self.per_document_reader() if self.codec.length_stats else None
         groups = self.pool.groups()
@@ -262,6 +275,8 @@ class TroveSegmentWriter(_CleansDerived, SegmentWriter):
             write_derived(self.storage.folder, pairs_file_name(segment_id), table)
         if term_tops is not None:
             write_derived(self.storage.folder, term_tops_file_name(segment_id), term_tops)
+        if suffixes is not None:
+            write_derived(self.storage.folder, suffixes_file_name(segment_id), suffixes)
         if self.sequences is not None:
             table = self.sequences.writer.table(self.docnum)
             write_derived(self.storage.folder, sequences_file_name(segment_id), table)

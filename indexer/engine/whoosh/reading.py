@@ -57,6 +57,7 @@ from indexer.engine.whoosh.ranking import LuceneBM25F, whoosh_query
 from indexer.engine.whoosh.schema import FILE_KEY_PREFIX, FILE_STAT, KIND_FILE, unpack_stat
 from indexer.engine.whoosh.sequences import read_sequences, sequences_file_name
 from indexer.engine.whoosh.storage import INDEX_NAME
+from indexer.engine.whoosh.suffixes import read_suffixes, suffixes_field, suffixes_file_name
 from indexer.engine.whoosh.term_tops import read_term_tops, term_tops_file_name
 from indexer.engine.whoosh.terms import read_terms
 from indexer.engine.whoosh.tops import read_tops, tops_file_name
@@ -83,6 +84,7 @@ class _SegmentMemo:
         self.derived: dict[str, tuple[Any]] = {}
         # File records looked up: (mtime_ns, size, doc) by path, None where it has none.
         self.file_records: dict[str, tuple[int, int, int] | None] = {}
+        self.file_count: int | None = None  # how many file records it holds
         self.frequencies = KeptFrequencies()  # of its terms of many postings
         self.lock = threading.Lock()
 
@@ -114,6 +116,7 @@ class WhooshSegment:
         if found is None and (read := read_terms(self.reader._terms, field)) is not None:
             lexicon = Lexicon.from_joined(read.joined, read.starts, read.doc_counts)
             found = self.memo.lexicons[field] = (lexicon, read.offsets, read.lengths)
+            self._use_suffixes(field, lexicon)
         if found is None:
             terms = []
             offsets = array("q")  # -1: postings inlined in the term info
@@ -133,7 +136,22 @@ class WhooshSegment:
                 lengths.append(length)
                 doc_counts.append(info.doc_frequency())
             found = self.memo.lexicons[field] = (Lexicon(terms, doc_counts), offsets, lengths)
+            self._use_suffixes(field, found[0])
         return found
+
+    def _use_suffixes(self, field: str, lexicon: Lexicon) -> None:
+        """The lexicon bisects in the suffixes in order the segment keeps of its field, if
+        it keeps them (and they are that lexicon's)."""
+        if field != suffixes_field(self.reader.schema):
+            return
+        order = self._derived(
+            "suffixes",
+            read_suffixes,
+            suffixes_file_name,
+            "words inside others are looked up as before",
+        )
+        if order is not None and order.of(lexicon):
+            lexicon.use_suffix_order(order.owners, order.offsets)
 
     def lexicon(self, field: str) -> Lexicon:
         return self._lexicon(field)[0]
@@ -264,9 +282,11 @@ class WhooshSegment:
         return _BytesColumn(self.reader, self.memo, name)
 
     def file_records(self) -> int:
-        """How many file records the segment holds (deleted ones included)."""
-        lexicon = self.lexicon("kind")
-        return sum(lexicon.doc_counts[k] for k in lexicon.equal_to(KIND_FILE))
+        """How many file records the segment holds (deleted ones included; looked up
+        once)."""
+        if self.memo.file_count is None:
+            self.memo.file_count = int(self.reader.doc_frequency("kind", KIND_FILE))
+        return self.memo.file_count
 
     def file_record(self, file: str) -> tuple[int, int, int] | None:
         """A file's record in this segment, if it has one: (mtime_ns, size, document

@@ -24,6 +24,7 @@ from whoosh.reading import SegmentReader
 from indexer.engine.base import ReadTarget
 from indexer.engine.faults import CommitFailed, is_write_fault, release
 from indexer.engine.fields import Field
+from indexer.engine.suffixes import suffix_table
 from indexer.engine.whoosh.codec import TroveCodec
 from indexer.engine.whoosh.derived import clean_derived, write_derived
 from indexer.engine.whoosh.inverting import TroveMpWriter, TroveSegmentWriter, gc_paused
@@ -39,6 +40,7 @@ from indexer.engine.whoosh.schema import (
 )
 from indexer.engine.whoosh.sequences import SequencesTaker, read_sequences, sequences_file_name
 from indexer.engine.whoosh.storage import INDEX_NAME, create_index, open_index
+from indexer.engine.whoosh.suffixes import read_suffixes, suffixes_field, suffixes_file_name
 from indexer.engine.whoosh.term_tops import (
     TermTopsTaker,
     read_term_tops,
@@ -180,31 +182,34 @@ class WhooshIndex:
         segment's columns and writes it (a whole new file, renamed into place): the
         fragment tops from the live documents' texts, the CJK pairs and the token
         sequences from every document's text (the latter cut into tokens again), the
-        term tops from the segment's postings. How many files it wrote."""
+        term tops from the segment's postings, the suffixes in order from its lexicon. How
+        many files it wrote."""
         index = self.native
         tops_of = TopsCounter.of(index.schema) is not None
         sequences_of = SequencesTaker.of(index.schema) is not None
         term_tops_of = TermTopsTaker.of(index.schema) is not None
+        suffixes_of = suffixes_field(index.schema)
         folder = index.storage.folder
 
-        def lacking(info: Any) -> tuple[Any, bool, bool, bool, bool]:
-            """The segment, and whether its tops, its pairs, its sequences and its term
-            tops need writing."""
+        def lacking(info: Any) -> tuple[Any, bool, bool, bool, bool, bool]:
+            """The segment, and whether its tops, its pairs, its sequences, its term tops
+            and its suffixes need writing."""
             segment_id, docs = info.segment_id(), info.doc_count_all()
             tops = tops_of and read_tops(folder, segment_id, docs) is None
             pairs = tops_of and read_pairs(folder, segment_id, docs) is None
             found = read_sequences(folder, segment_id, docs) if sequences_of else None
             sequences = sequences_of and (found is None or not found.intact())
             term_tops = term_tops_of and read_term_tops(folder, segment_id, docs) is None
-            return info, tops, pairs, sequences, term_tops
+            suffixes = suffixes_of is not None and read_suffixes(folder, segment_id, docs) is None
+            return info, tops, pairs, sequences, term_tops, suffixes
 
         # Checked two at a time (zlib lets go of the GIL while it sums a file's bytes);
         # the sequences' every chunk of codes (a search checks those it reads).
         with ThreadPoolExecutor(DERIVED_CHECKERS) as pool:
             checked = list(pool.map(lacking, index._segments()))
         repaired = 0
-        for info, tops, pairs, sequences, term_tops in checked:
-            if not (tops or pairs or sequences or term_tops):
+        for info, tops, pairs, sequences, term_tops, suffixes in checked:
+            if not (tops or pairs or sequences or term_tops or suffixes):
                 continue
             segment_id = info.segment_id()
             with SegmentReader(index.storage, index.schema, info) as reader:
@@ -221,7 +226,13 @@ class WhooshIndex:
                 if term_tops:
                     _write_term_tops(index.schema, segment, folder)
                     log.warning("%s: term tops written anew (missing or damaged)", segment_id)
-            repaired += tops + pairs + sequences + term_tops
+                if suffixes and suffixes_of is not None:
+                    table = suffix_table(segment.lexicon(suffixes_of))
+                    write_derived(folder, suffixes_file_name(segment_id), table)
+                    log.warning(
+                        "%s: suffixes in order written anew (missing or damaged)", segment_id
+                    )
+            repaired += tops + pairs + sequences + term_tops + suffixes
         return repaired
 
     def bookkeeping_of(self, files: Iterable[str]) -> Bookkeeping:
