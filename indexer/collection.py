@@ -109,10 +109,6 @@ class CollectionIndex:
             )
         return marker
 
-    def exists(self) -> bool:
-        marker = self.check_ours()
-        return marker is not None and not marker.get("damaged")
-
     # ---- opening
 
     def open(self) -> Index | None:
