@@ -150,11 +150,13 @@ TESTS = {
         ),
     ],
     # The durability paths: the index folder's marker, lock and damage, against the
-    # store's tests, the durability tests and the CLI's (a folder that is not ours).
+    # store's tests, the durability tests, the CLI's (a folder that is not ours) and the
+    # query side's readers (an index of another schema reopened).
     "indexer/collection.py": [
         "tests/test_store.py",
         "tests/test_durability.py",
         "tests/test_cli_index.py",
+        "tests/test_indexes.py",
     ],
     "indexer/daemon.py": ["tests/test_daemon.py", "tests/test_durability.py"],
 }

@@ -502,7 +502,8 @@ def test_a_second_writer_waits_then_names_the_holder(make_settings, write, tmp_p
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(IndexLockedError) as info:
             Syncer(s, ReportsSource()).reconcile()
-        assert f"pid {holder.pid}" in str(info.value)
+        # Named by its pid and its command line (this test's: python -c ...).
+        assert f"pid {holder.pid} ({sys.executable} -c " in str(info.value)
         assert "waited 0.3 s" in str(info.value)
     finally:
         holder.stdin.close()
@@ -1454,3 +1455,34 @@ def test_a_reconcile_of_an_index_reports_its_progress(make_settings, write) -> N
     progress: list[tuple[int, int]] = []
     syncer.reconcile(progress=lambda done, total: progress.append((done, total)))
     assert progress and progress[-1] == (2, 2)
+
+
+def test_damage_is_said_of_an_index_of_this_schema_only(make_settings, write, monkeypatch) -> None:
+    """CollectionIndex.damaged: None for a folder never built and for an index of another
+    schema (rebuilt as outdated, not as damaged); "marked damaged" where the marker says
+    so; else why its own check fails ("Type: message", or the type alone)."""
+    s = make_settings()
+    index = CollectionIndex(s.index_dir, ReportsSource())
+    assert index.damaged() is None and index.doc_count() == 0  # never built
+    write("reports/a/r.md", "x")
+    Syncer(s, ReportsSource()).reconcile()
+    assert index.damaged() is None and index.doc_count() == 1
+    engine = type(index.engine)
+
+    def failing_open(self, path, fields, scored):  # a read that fails, as damage does
+        raise failure
+
+    monkeypatch.setattr(engine, "open", failing_open)
+    for failure, said in (
+        (ValueError("cut short"), "ValueError: cut short"),
+        (EOFError(), "EOFError"),
+    ):
+        assert index.damaged() == said
+    monkeypatch.undo()
+    marker = index.read_marker()
+    assert marker is not None
+    index.write_marker(damaged=True)
+    assert index.damaged() == "marked damaged"
+    monkeypatch.setattr(ReportsSource, "schema_version", marker["schema_version"] + 1)
+    assert index.damaged() is None  # of another schema: outdated, not damaged
+    assert index.doc_count() == 0  # (and not opened: it is rebuilt)
