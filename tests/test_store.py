@@ -1486,3 +1486,47 @@ def test_damage_is_said_of_an_index_of_this_schema_only(make_settings, write, mo
     monkeypatch.setattr(ReportsSource, "schema_version", marker["schema_version"] + 1)
     assert index.damaged() is None  # of another schema: outdated, not damaged
     assert index.doc_count() == 0  # (and not opened: it is rebuilt)
+
+
+def test_the_marker_names_its_collection_and_a_later_mark_keeps_its_last_update(
+    make_settings, write
+) -> None:
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    Syncer(s, ReportsSource()).reconcile()
+    index = CollectionIndex(s.index_dir, ReportsSource())
+    marker = index.read_marker()
+    assert marker is not None and marker["collection"] == "reports"
+    assert isinstance(marker["last_update"], float)
+    index.write_marker(damaged=True)
+    assert index.read_marker() == {**marker, "damaged": True}
+
+
+@pytest.mark.parametrize("why", ["schema", "unreadable"])
+def test_an_index_rebuilt_by_its_writer_says_why_in_one_line(
+    make_settings, write, caplog, why: str
+) -> None:
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    Syncer(s, ReportsSource()).reconcile()
+    index = CollectionIndex(s.index_dir, ReportsSource())
+    marker = index.read_marker()
+    assert marker is not None
+    if why == "schema":
+        index.write_marker(schema_version=999)
+    else:  # the table of contents gone: the index cannot be opened
+        for toc in index.path.glob("*.toc"):
+            toc.unlink()
+    caplog.set_level("WARNING", logger="indexer.collection")
+    assert Syncer(s, ReportsSource()).reconcile().added == 1
+    [said] = [r.getMessage() for r in caplog.records if "rebuilding it" in r.getMessage()]
+    if why == "schema":
+        version = ReportsSource.schema_version
+        assert (
+            said
+            == f"{index.path}: index schema version 999, this trove needs {version}; rebuilding it"
+        )
+    else:
+        assert re.fullmatch(
+            re.escape(f"{index.path}: index unreadable (") + r"\w+.*\); rebuilding it", said
+        ), said
