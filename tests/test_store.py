@@ -1530,3 +1530,40 @@ def test_an_index_rebuilt_by_its_writer_says_why_in_one_line(
         assert re.fullmatch(
             re.escape(f"{index.path}: index unreadable (") + r"\w+.*\); rebuilding it", said
         ), said
+
+
+@pytest.mark.parametrize("folder", ["a file", "files, no marker", "another collection's", "format"])
+def test_a_folder_that_is_not_this_collections_index_is_refused_saying_what_to_do(
+    make_settings, write, folder: str
+) -> None:
+    """Each way the index folder is not ours: the one message, whole, and nothing changed."""
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    path = s.index_dir / "reports"
+    s.index_dir.mkdir(parents=True, exist_ok=True)
+    if folder == "a file":
+        path.write_text("mine")
+        said = (
+            f"{path} exists and is not a folder; trove will not touch it. "
+            "Move it away or set [index] dir to another folder."
+        )
+    elif folder == "files, no marker":
+        path.mkdir()
+        (path / "notes.txt").write_text("mine")
+        said = (
+            f"{path} holds files but is not a trove index (no trove-index.json); trove will "
+            "not delete them. Move it away or set [index] dir to another folder."
+        )
+    else:
+        Syncer(s, ReportsSource()).reconcile()
+        index = CollectionIndex(s.index_dir, ReportsSource())
+        index.write_marker(**({"collection": "commands"} if folder != "format" else {"format": 0}))
+        said = (
+            f"{path} is not a trove index of 'reports' (trove-index.json says otherwise); "
+            "trove will not touch it."
+        )
+    before = sorted(p.name for p in path.iterdir()) if path.is_dir() else path.read_text()
+    with pytest.raises(ForeignIndexError) as refused:
+        Syncer(s, ReportsSource()).reconcile()
+    assert str(refused.value) == said
+    assert (sorted(p.name for p in path.iterdir()) if path.is_dir() else path.read_text()) == before
