@@ -19,7 +19,7 @@ import lookups
 import pytest
 from conftest import DAEMON_TIMEOUT
 
-from indexer.collection import CollectionIndex
+from indexer.collection import LOCK_FILE, MARKER_FORMAT, CollectionIndex
 from indexer.config import Settings, settings_from_dict
 from indexer.engine.whoosh.schema import pack_stat
 from indexer.engine.whoosh.writing import WhooshIndex
@@ -505,6 +505,16 @@ def test_a_second_writer_waits_then_names_the_holder(make_settings, write, tmp_p
         # Named by its pid and its command line (this test's: python -c ...).
         assert f"pid {holder.pid} ({sys.executable} -c " in str(info.value)
         assert "waited 0.3 s" in str(info.value)
+        # A lock file without the command line (an older trove's), or unreadable.
+        lock = s.index_dir / "reports" / LOCK_FILE
+        for content, named in (
+            (f'{{"pid": {holder.pid}}}', f"pid {holder.pid} (?)"),
+            ("", "another process"),
+        ):
+            lock.write_text(content)
+            with pytest.raises(IndexLockedError) as info:
+                Syncer(s, ReportsSource()).reconcile()
+            assert f"being written by {named}; waited" in str(info.value)
     finally:
         holder.stdin.close()
         holder.wait(timeout=10)
@@ -1567,3 +1577,18 @@ def test_a_folder_that_is_not_this_collections_index_is_refused_saying_what_to_d
         Syncer(s, ReportsSource()).reconcile()
     assert str(refused.value) == said
     assert (sorted(p.name for p in path.iterdir()) if path.is_dir() else path.read_text()) == before
+
+
+@pytest.mark.parametrize("content", ["[1]", '"ours"', "{", "\udcff"])
+def test_a_marker_that_is_not_a_json_object_is_damage_and_the_index_is_rebuilt(
+    make_settings, write, content: str
+) -> None:
+    s = make_settings()
+    write("reports/a/r.md", "x")
+    Syncer(s, ReportsSource()).reconcile()
+    index = CollectionIndex(s.index_dir, ReportsSource())
+    index.marker_path.write_bytes(content.encode("utf-8", "surrogateescape"))
+    assert index.read_marker() == {"format": MARKER_FORMAT, "damaged": True}
+    assert index.open() is None  # (no schema said: not opened)
+    assert Syncer(s, ReportsSource()).reconcile().added == 1  # rebuilt from the files
+    assert index.damaged() is None and index.doc_count() == 1
