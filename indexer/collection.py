@@ -11,7 +11,7 @@ import logging
 import os
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,9 @@ class CollectionIndex:
             tmp.write_text(json.dumps(marker, indent=1), encoding="utf-8")
             os.replace(tmp, self.marker_path)
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
+            # (On a read-only folder, removing even a file that is not there fails.)
+            with suppress(OSError):
+                tmp.unlink(missing_ok=True)
             if is_write_fault(exc):
                 raise WriteFault(f"could not write {self.marker_path}: {exc.strerror}") from exc
             raise

@@ -23,7 +23,7 @@ from indexer.collection import LOCK_FILE, MARKER_FORMAT, CollectionIndex
 from indexer.config import Settings, settings_from_dict
 from indexer.engine.whoosh.schema import pack_stat
 from indexer.engine.whoosh.writing import WhooshIndex
-from indexer.errors import ForeignIndexError, IndexLockedError, StoreError
+from indexer.errors import ForeignIndexError, IndexLockedError, StoreError, WriteFault
 from indexer.files import read_file
 from indexer.reindex import reindex
 from indexer.sources.commands import CommandsSource
@@ -1592,3 +1592,25 @@ def test_a_marker_that_is_not_a_json_object_is_damage_and_the_index_is_rebuilt(
     assert index.open() is None  # (no schema said: not opened)
     assert Syncer(s, ReportsSource()).reconcile().added == 1  # rebuilt from the files
     assert index.damaged() is None and index.doc_count() == 1
+
+
+def test_a_marker_that_cannot_be_written_is_a_write_fault_and_changes_nothing(
+    make_settings, write, small_disk
+) -> None:
+    """On a read-only index folder (its temporary file cannot even be made): WriteFault,
+    saying which file and why, and the folder as it was."""
+    s = make_settings(index={"dir": str(small_disk.path)})
+    write("reports/a/r.md", "x")
+    Syncer(s, ReportsSource()).reconcile()
+    index = CollectionIndex(s.index_dir, ReportsSource())
+    marker = index.marker_path.read_bytes()
+    files = sorted(p.name for p in index.path.iterdir())
+    small_disk.read_only(True)
+    try:
+        with pytest.raises(WriteFault) as refused:
+            index.write_marker(damaged=True)
+    finally:
+        small_disk.read_only(False)
+    assert str(refused.value) == f"could not write {index.marker_path}: Read-only file system"
+    assert index.marker_path.read_bytes() == marker
+    assert sorted(p.name for p in index.path.iterdir()) == files
