@@ -11,7 +11,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, cast
 
@@ -1498,13 +1498,20 @@ def test_damage_is_said_of_an_index_of_this_schema_only(make_settings, write, mo
     assert index.doc_count() == 0  # (and not opened: it is rebuilt)
 
 
+def one_report_indexed(
+    make_settings: Callable[..., Settings], write: Callable[..., Path], **settings: Any
+) -> tuple[Settings, CollectionIndex]:
+    """Settings of a reports folder holding one report, its index built, and the index."""
+    s = make_settings(**settings)
+    write("reports/a/r.md", "x")
+    Syncer(s, ReportsSource()).reconcile()
+    return s, CollectionIndex(s.index_dir, ReportsSource())
+
+
 def test_the_marker_names_its_collection_and_a_later_mark_keeps_its_last_update(
     make_settings, write
 ) -> None:
-    s = make_settings()
-    write("reports/a/r.md", "x")
-    Syncer(s, ReportsSource()).reconcile()
-    index = CollectionIndex(s.index_dir, ReportsSource())
+    _, index = one_report_indexed(make_settings, write)
     marker = index.read_marker()
     assert marker is not None and marker["collection"] == "reports"
     assert isinstance(marker["last_update"], float)
@@ -1516,10 +1523,7 @@ def test_the_marker_names_its_collection_and_a_later_mark_keeps_its_last_update(
 def test_an_index_rebuilt_by_its_writer_says_why_in_one_line(
     make_settings, write, caplog, why: str
 ) -> None:
-    s = make_settings()
-    write("reports/a/r.md", "x")
-    Syncer(s, ReportsSource()).reconcile()
-    index = CollectionIndex(s.index_dir, ReportsSource())
+    s, index = one_report_indexed(make_settings, write)
     marker = index.read_marker()
     assert marker is not None
     if why == "schema":
@@ -1583,10 +1587,7 @@ def test_a_folder_that_is_not_this_collections_index_is_refused_saying_what_to_d
 def test_a_marker_that_is_not_a_json_object_is_damage_and_the_index_is_rebuilt(
     make_settings, write, content: str
 ) -> None:
-    s = make_settings()
-    write("reports/a/r.md", "x")
-    Syncer(s, ReportsSource()).reconcile()
-    index = CollectionIndex(s.index_dir, ReportsSource())
+    s, index = one_report_indexed(make_settings, write)
     index.marker_path.write_bytes(content.encode("utf-8", "surrogateescape"))
     assert index.read_marker() == {"format": MARKER_FORMAT, "damaged": True}
     assert index.open() is None  # (no schema said: not opened)
@@ -1599,10 +1600,7 @@ def test_a_marker_that_cannot_be_written_is_a_write_fault_and_changes_nothing(
 ) -> None:
     """On a read-only index folder (its temporary file cannot even be made): WriteFault,
     saying which file and why, and the folder as it was."""
-    s = make_settings(index={"dir": str(small_disk.path)})
-    write("reports/a/r.md", "x")
-    Syncer(s, ReportsSource()).reconcile()
-    index = CollectionIndex(s.index_dir, ReportsSource())
+    _, index = one_report_indexed(make_settings, write, index={"dir": str(small_disk.path)})
     marker = index.marker_path.read_bytes()
     files = sorted(p.name for p in index.path.iterdir())
     small_disk.read_only(True)
