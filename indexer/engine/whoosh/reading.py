@@ -437,6 +437,7 @@ class WhooshSnapshot:
         self._memos = memos
         self._folder = folder
         self._segments: list[tuple[WhooshSegment, int]] | None = None
+        self._with_records: list[WhooshSegment] | None = None  # file_state's, in order
 
     @property
     def generation(self) -> int:
@@ -458,9 +459,10 @@ class WhooshSnapshot:
         segment's lookup reads a term's postings (tens of us): only the segments holding
         file records are asked, those holding most first (a parallel build writes them
         all in two segments of its 17 at 1M)."""
-        held = [(s.file_records(), s) for s, _base in self.segments()]
-        segments = [s for n, s in sorted(held, key=lambda pair: -pair[0]) if n]
-        for segment in segments:
+        if self._with_records is None:  # (once a snapshot: a page asks for each hit)
+            held = [(s.file_records(), s) for s, _base in self.segments()]
+            self._with_records = [s for n, s in sorted(held, key=lambda pair: -pair[0]) if n]
+        for segment in self._with_records:
             found = segment.file_record(file)
             if found is not None and found[2] not in segment.deleted:
                 return found[0], found[1]
