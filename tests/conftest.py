@@ -92,6 +92,15 @@ def write(tmp_path: Path) -> Callable[[str, str | bytes], Path]:
 DAEMON_TIMEOUT = 60.0
 
 
+def polled(predicate: Callable[[], bool], timeout: float = DAEMON_TIMEOUT) -> None:
+    """Until ``predicate`` holds, looked at every 10 ms (bounded): for what a daemon does
+    between batches, which no condition announces."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
 class Running:
     """A Daemon running in a thread of the test, and how to wait on its progress."""
 

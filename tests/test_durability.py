@@ -22,7 +22,7 @@ from typing import Any
 
 import lookups
 import pytest
-from conftest import SmallDisk
+from conftest import SmallDisk, polled
 
 from indexer.collection import LOCK_FILE
 from indexer.config import Settings
@@ -46,13 +46,16 @@ FAULTS = {
 
 class Injected:
     """Faults at the engine's file writes: while ``errno`` is set, creating an index file
-    whose name matches ``names`` fails with it (after ``after`` such files were made)."""
+    whose name matches ``names`` in a collection ``collections`` takes fails with it (after
+    ``after`` such files were made); ``made`` counts the files it was asked for."""
 
     def __init__(self) -> None:
         self.errno: int | None = None
         self.after = 0
         self.names: Callable[[str], bool] = lambda name: True
+        self.collections: Callable[[str], bool] = lambda collection: True
         self.made = 0
+        self.refused: set[str] = set()  # the collections refused a file so far
 
 
 @pytest.fixture
@@ -61,9 +64,14 @@ def injected(monkeypatch: pytest.MonkeyPatch) -> Injected:
     create = TroveStorage.create_file
 
     def create_file(self: TroveStorage, name: str, *args: Any, **kwargs: Any) -> Any:
-        if fault.errno is not None and fault.names(name):
+        if (
+            fault.errno is not None
+            and fault.names(name)
+            and fault.collections(Path(self.folder).name)
+        ):
             fault.made += 1
             if fault.made > fault.after:
+                fault.refused.add(Path(self.folder).name)
                 raise OSError(fault.errno, FAULTS[fault.errno], name)
         return create(self, name, *args, **kwargs)
 
@@ -205,6 +213,109 @@ def test_the_daemon_keeps_refused_changes_and_lands_them_when_the_fault_clears(
     # The health says so once the retry returns, a moment after its commit is seen.
     d.wait_until(lambda: d.daemon.health_snapshot()["fault"] == "", timeout=5.0)
     assert d.thread.is_alive()
+
+
+def _landed(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "held change(s) landed" in r.getMessage()]
+
+
+def test_a_batch_refused_again_on_its_retry_stays_held_and_lands_as_itself(
+    make_settings, write, injected: Injected, run_daemon, caplog
+) -> None:
+    _reports(write, 5)
+    settings = make_settings(daemon={"quiet_ms": 50})
+    d = run_daemon(settings)
+    caplog.set_level("INFO", logger="indexer.daemon")
+    injected.errno = errno.ENOSPC
+    write("reports/net/zebra_20251201.md", "a zebrafish report")
+    d.wait_until(lambda: bool(d.daemon.health_snapshot()["fault"]))
+    refused = injected.made
+    polled(lambda: injected.made > refused)  # its retry, refused too
+    health = d.daemon.health_snapshot()
+    assert health["pending"] == 1 and FAULTS[errno.ENOSPC] in health["last_error"]
+    injected.errno = None
+    d.wait_until(lambda: bool(_found(settings, "zebrafish")))
+    [landed] = _landed(caplog)
+    assert re.fullmatch(
+        r"reports: 1 held change\(s\) landed, \d+\.\d s after the first failure", landed
+    )
+
+
+def _two_collections(write, make_settings, run_daemon, **daemon: Any) -> tuple[Settings, Any]:
+    """A daemon over a few reports and a command (the collections it watches first)."""
+    _reports(write, 5)
+    write("commands/c.md", "a command")
+    settings = make_settings(daemon=daemon)
+    return settings, run_daemon(settings)
+
+
+def test_a_batch_refused_for_one_collection_lands_for_the_others(
+    make_settings, write, injected: Injected, run_daemon
+) -> None:
+    settings, d = _two_collections(write, make_settings, run_daemon, quiet_ms=500)
+    injected.errno = errno.EROFS
+    injected.collections = lambda collection: collection == "reports"
+    # One batch: the refused collection's change first.
+    write("reports/net/zebra_20251201.md", "a zebrafish report")
+    write("commands/okapi.md", "an okapi command")
+    d.wait_until(lambda: "okapi.md" in lookups.documents(settings, "commands"))
+    assert _found(settings, "zebrafish") == set()
+    polled(lambda: d.daemon.health_snapshot()["pending"] == 1)  # once the batch ends
+    injected.errno = None
+    d.wait_until(lambda: bool(_found(settings, "zebrafish")))
+
+
+def test_one_collection_still_refused_does_not_hold_back_another_s_retry(
+    make_settings, write, injected: Injected, run_daemon
+) -> None:
+    settings, d = _two_collections(write, make_settings, run_daemon, quiet_ms=50)
+    injected.errno = errno.EIO
+    write("reports/net/zebra_20251201.md", "a zebrafish report")
+    polled(lambda: "reports" in injected.refused)
+    write("commands/okapi.md", "an okapi command")
+    polled(lambda: "commands" in injected.refused)
+    # The fault clears for the second collection held, not for the first.
+    injected.collections = lambda collection: collection == "reports"
+    d.wait_until(lambda: "okapi.md" in lookups.documents(settings, "commands"))
+    assert _found(settings, "zebrafish") == set()
+    injected.errno = None
+    d.wait_until(lambda: bool(_found(settings, "zebrafish")))
+
+
+def test_a_reconcile_refused_is_held_whole_and_lands_when_the_fault_clears(
+    make_settings, write, injected: Injected, run_daemon, caplog
+) -> None:
+    """Changes no event told of (a source polled too seldom), found by a reconcile the
+    index folder refuses: the whole collection is held and reconciled again until it
+    lands; the other collections' reconciles go on meanwhile."""
+    import logging
+
+    settings, d = _two_collections(
+        write, make_settings, run_daemon, watch="poll", poll_interval_s=3600, sweep_s=3600
+    )
+    caplog.set_level("INFO", logger="indexer.daemon")
+    write("reports/net/zebra_20251201.md", "a zebrafish report")
+    write("commands/okapi.md", "an okapi command")
+    injected.errno = errno.EROFS
+    injected.collections = lambda collection: collection == "reports"
+    logging.getLogger("watchdog.observers.inotify_c").warning(
+        "Inotify queue overflowed; filesystem events were lost"
+    )
+    d.wait_until(lambda: "okapi.md" in lookups.documents(settings, "commands"))
+    d.wait_until(lambda: bool(d.daemon.health_snapshot()["fault"]))
+    refused = injected.made
+    polled(lambda: injected.made > refused)  # reconciled again, refused again
+    health = d.daemon.health_snapshot()
+    assert health["pending"] == 1 and FAULTS[errno.EROFS] in health["last_error"]
+    assert _found(settings, "zebrafish") == set()
+    injected.errno = None
+    d.wait_until(lambda: bool(_found(settings, "zebrafish")))
+    [landed] = _landed(caplog)
+    assert re.fullmatch(
+        r"reports: every held change\(s\) landed, \d+\.\d s after the first failure", landed
+    )
+    said = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("reports (retry): +1 ~0 -0 in ") for m in said), said
 
 
 def test_the_daemon_rides_out_a_full_disk(
