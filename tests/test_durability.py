@@ -72,7 +72,7 @@ def injected(monkeypatch: pytest.MonkeyPatch) -> Injected:
             fault.made += 1
             if fault.made > fault.after:
                 fault.refused.add(Path(self.folder).name)
-                raise OSError(fault.errno, FAULTS[fault.errno], name)
+                raise OSError(fault.errno, os.strerror(fault.errno), name)
         return create(self, name, *args, **kwargs)
 
     monkeypatch.setattr(TroveStorage, "create_file", create_file)
@@ -99,6 +99,31 @@ def _found(settings: Settings, word: str) -> set[str]:
 
 
 # --------------------------------------------------------------------------- a failed commit
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EMFILE], ids=["ENOSPC", "EMFILE"])
+def test_an_index_that_cannot_be_created_is_built_when_it_can_be(
+    make_settings, write, injected: Injected, code: int
+) -> None:
+    """The first build's empty index cannot be made: on a fault of the folder (a full
+    disk) the build says it waits for it; any other error is raised as itself."""
+    _reports(write, 3)
+    settings = make_settings()
+    syncer = Syncer(settings, get_source("reports"))
+    injected.errno = code
+    with pytest.raises((WriteFault, OSError)) as failed:
+        syncer.reconcile()
+    folder = settings.index_dir / "reports"
+    if code == errno.ENOSPC:
+        assert isinstance(failed.value, WriteFault)
+        assert str(failed.value) == (
+            f"could not create the index in {folder}: {os.strerror(code)}; it is built when it can be"
+        )
+    else:
+        assert isinstance(failed.value, OSError) and failed.value.errno == code
+    injected.errno = None
+    syncer.reconcile()
+    assert len(_found(settings, "proxy")) == 3
 
 
 @pytest.mark.parametrize("code", list(FAULTS), ids=[errno.errorcode[c] for c in FAULTS])

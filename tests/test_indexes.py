@@ -56,7 +56,9 @@ def test_an_open_searcher_sees_another_process_commit_on_its_next_query(
     indexes.close()
 
 
-def test_a_rebuilt_index_of_a_new_schema_is_reopened(make_settings, write, tmp_path) -> None:
+def _read_then_marked_of_another_version(make_settings, write, tmp_path) -> Indexes:
+    """Commands indexed and read; then the folder's marker names another schema version
+    (as a trove of another version leaves it)."""
     import json
 
     settings = make_settings()
@@ -66,8 +68,14 @@ def test_a_rebuilt_index_of_a_new_schema_is_reopened(make_settings, write, tmp_p
     assert names(indexes) == {"a"}
     marker = tmp_path / "index/commands/trove-index.json"
     data = json.loads(marker.read_text())
-    data["schema_version"] = 999
+    data["schema_version"] += 1
     marker.write_text(json.dumps(data))
+    return indexes
+
+
+def test_a_rebuilt_index_of_a_new_schema_is_reopened(make_settings, write, tmp_path) -> None:
+    indexes = _read_then_marked_of_another_version(make_settings, write, tmp_path)
+    settings = indexes.settings
     with indexes.snapshot("commands") as before:
         pass
     # The writer finds another version on disk and rebuilds; the reader reopens.
@@ -79,4 +87,19 @@ def test_a_rebuilt_index_of_a_new_schema_is_reopened(make_settings, write, tmp_p
     with indexes.snapshot("commands") as s:
         assert s is not None
         assert len(s.matching(TermClause("kind", "doc"))) == 1
+    indexes.close()
+
+
+def test_an_index_a_trove_of_another_schema_version_committed_to_is_not_read(
+    make_settings, write, tmp_path
+) -> None:
+    """Another trove rebuilt the folder for its schema and committed: this process reads
+    no index there (its fields may differ), rather than refreshing its searcher over it."""
+    from indexer.engine.whoosh.storage import open_index
+
+    indexes = _read_then_marked_of_another_version(make_settings, write, tmp_path)
+    other = open_index(tmp_path / "index/commands", CommandsSource().fields())
+    other.writer().commit()  # a commit of nothing: a new generation all the same
+    with indexes.snapshot("commands") as s:
+        assert s is None
     indexes.close()

@@ -166,6 +166,18 @@ def test_a_huge_file_is_indexed_by_a_capped_prefix(make_settings, write, tmp_pat
     assert content_hits(s, ReportsSource(), "tailword") == set()
 
 
+def test_a_file_of_max_file_mb_exactly_is_whole_and_a_byte_more_is_capped(
+    make_settings, write
+) -> None:
+    s = make_settings(index={"max_file_mb": 1})
+    line = "sixteen bytes. \n"
+    write("reports/a/whole.md", line * (2**20 // 16))
+    write("reports/a/over.md", line * (2**20 // 16) + "y")
+    summary = Syncer(s, ReportsSource()).reconcile()
+    assert summary.added == 2
+    assert summary.warnings == ["a/over.md: 1.0 MB; indexed its first 1.0 MB"]
+
+
 def test_empty_files_are_indexed_as_empty_documents(make_settings, write) -> None:
     s = make_settings()
     write("reports/a/empty.md", "")
@@ -285,12 +297,17 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(
     # after them.
     with open(bad.replace(b"caf", b"th\xe9"), "wb") as f:
         f.write(b"another")
-    write("reports/a/new.md", "after the bad names")
+    new = {f"a/new{i}.md" for i in range(20)}
+    for rel in new:
+        write(f"reports/{rel}", "after the bad names")
     summary = syncer.apply(
-        [os.fsdecode(b"a/caf\xe9.md"), os.fsdecode(b"a/th\xe9\xe9.md"), "a/new.md"]
+        [os.fsdecode(b"a/caf\xe9.md"), os.fsdecode(b"a/th\xe9\xe9.md"), *sorted(new)]
     )
     assert summary.skipped == {"name is not valid UTF-8": 2}
-    assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md", "a/new.md"}
+    assert set(indexed_keys(s, ReportsSource())) == {"a/ok.md", *new}
+    # Their folder handed over: its walk skips them too, and says so.
+    summary = syncer.apply(["a"])
+    assert summary.skipped == {"name is not valid UTF-8": 2} and summary.unchanged == 21
 
 
 def test_an_index_folder_that_cannot_be_made_is_a_clear_error(
@@ -376,7 +393,7 @@ def test_an_index_missing_a_segment_is_rebuilt_saying_why_with_progress(
 
 
 def test_each_way_into_the_store_sums_up_its_collection_and_its_time(
-    make_settings, write, tmp_path
+    make_settings, write, tmp_path, caplog
 ) -> None:
     """reconcile, apply, rebuild and compact (the daemon's and the CLI's ways in) each
     name their collection and take no longer than the call did."""
@@ -395,7 +412,11 @@ def test_each_way_into_the_store_sums_up_its_collection_and_its_time(
     assert timed(syncer.reconcile).added == 1
     write("reports/a/s.md", "y")
     assert timed(lambda: syncer.apply(["a/s.md"])).added == 1
-    assert timed(lambda: syncer.rebuild("a test")).added == 2
+    with caplog.at_level("WARNING", logger="indexer.store"):
+        assert timed(lambda: syncer.rebuild("a test")).added == 2
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{syncer.index.path}: index damaged (a test); rebuilding it from the files"
+    ]
     shutil.rmtree(tmp_path / "index")
     assert timed(lambda: syncer.apply(["a/s.md"])).added == 2  # no index yet: built
     for f in (tmp_path / "index/reports").iterdir():
@@ -492,6 +513,7 @@ def test_a_second_writer_waits_then_names_the_holder(make_settings, write, tmp_p
                 print("locked", flush=True)
                 sys.stdin.readline()
         """),
+            b"caf\xe9",  # an argument that is not UTF-8 (Latin-1 here)
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -504,6 +526,7 @@ def test_a_second_writer_waits_then_names_the_holder(make_settings, write, tmp_p
             Syncer(s, ReportsSource()).reconcile()
         # Named by its pid and its command line (this test's: python -c ...).
         assert f"pid {holder.pid} ({sys.executable} -c " in str(info.value)
+        assert str(info.value).count("caf\N{REPLACEMENT CHARACTER})") == 1
         assert "waited 0.3 s" in str(info.value)
         # A lock file without the command line (an older trove's), or unreadable.
         lock = s.index_dir / "reports" / LOCK_FILE
@@ -520,6 +543,27 @@ def test_a_second_writer_waits_then_names_the_holder(make_settings, write, tmp_p
         holder.wait(timeout=10)
         holder.stdout.close()
     assert Syncer(s, ReportsSource()).reconcile().unchanged == 1
+
+
+def test_a_writer_whose_command_line_cannot_be_read_is_named_by_its_pid(
+    make_settings, write, monkeypatch
+) -> None:
+    """/proc unreadable (a fault no test can make: put there): the lock names the pid
+    and "?" for the command line."""
+    import builtins
+
+    _, index = one_report_indexed(make_settings, write)
+    real_open = builtins.open
+
+    def no_proc(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file).startswith("/proc/"):
+            raise PermissionError(13, "Permission denied", file)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", no_proc)
+    with index.locked():
+        held = json.loads((index.path / LOCK_FILE).read_text())
+    assert (held["pid"], held["argv"]) == (os.getpid(), "?")
 
 
 def test_apply_rechecks_only_the_given_paths(make_settings, write, tmp_path) -> None:
@@ -592,6 +636,45 @@ def four_batches(make_settings: Any, write: Any) -> tuple[Settings, Syncer]:
         write(f"reports/a/r{i}.md", f"report {i}")
         syncer.apply([f"a/r{i}.md"])
     return s, syncer
+
+
+def test_compaction_that_changes_nothing_keeps_the_time_of_the_last_update(
+    make_settings, write
+) -> None:
+    """Re-indexing the same documents is no update: the marker keeps its time (what
+    status shows as the index's last change)."""
+    _, syncer = four_batches(make_settings, write)
+    marker = syncer.index.read_marker()
+    assert marker is not None
+    assert syncer.compact() is True
+    assert syncer.index.read_marker() == marker
+
+
+def test_compaction_drops_the_record_of_a_skipped_file_gone_meanwhile(
+    make_settings, write, tmp_path
+) -> None:
+    s, syncer = four_batches(make_settings, write)
+    write("reports/a/blob.md", b"\x00binary")
+    assert syncer.apply(["a/blob.md"]).skipped == {"binary file": 1}
+    (tmp_path / "reports/a/blob.md").unlink()
+    assert syncer.compact() is True
+    index = syncer.index.open()
+    assert index is not None
+    assert index.file_stats().skipped == set()
+    assert segment_sizes(s, ReportsSource()) == [(8, 0)]
+
+
+def test_compacting_an_index_marked_damaged_leaves_it_to_the_rebuild(make_settings, write) -> None:
+    """The index was marked damaged after compaction found work to do (a search found
+    the damage): compaction makes the new empty index, says no build is running, and
+    leaves the rebuild to the next reconcile."""
+    from indexer.building import read_build
+
+    _, syncer = four_batches(make_settings, write)
+    syncer.index.write_marker(damaged=True)
+    assert syncer.compact() is False
+    assert read_build(syncer.index.path) is None
+    assert syncer.reconcile().added == 4
 
 
 def test_compaction_brings_a_file_changed_meanwhile_up_to_date(
@@ -1311,7 +1394,11 @@ def test_a_file_that_cannot_be_parsed_is_skipped_logged_and_loses_what_it_held(
         "a/bad.md: cannot parse",
         "a/worse.md: cannot parse",
     ]
-    assert syncer.reconcile().skipped == {"cannot parse: ValueError": 2}  # recorded as such
+    # Recorded as such: the next reconcile does not read them again (nor logs them).
+    caplog.clear()
+    with caplog.at_level("ERROR", logger="indexer.store"):
+        assert syncer.reconcile().skipped == {"cannot parse: ValueError": 2}
+    assert caplog.records == []
     index = syncer.index.open()
     assert index is not None
     assert index.file_stats().skipped == {"a/bad.md", "a/worse.md"}
@@ -1541,8 +1628,11 @@ def test_an_index_rebuilt_by_its_writer_says_why_in_one_line(
             == f"{index.path}: index schema version 999, this trove needs {version}; rebuilding it"
         )
     else:
+        # Why, as the engine says it (Whoosh: its table of contents is missing).
         assert re.fullmatch(
-            re.escape(f"{index.path}: index unreadable (") + r"\w+.*\); rebuilding it", said
+            re.escape(f"{index.path}: index unreadable (")
+            + r"Index .* does not exist.*\); rebuilding it",
+            said,
         ), said
 
 
