@@ -1340,6 +1340,54 @@ def test_file_records_written_without_their_stat_are_damage_and_the_index_is_reb
 # becomes binary, one touched, several skipped for one reason)
 
 
+def test_an_entry_in_two_logbook_files_is_indexed_once_and_counted_once_as_added(
+    make_settings, write
+) -> None:
+    """A logbook file copied by hand holds an entry of another: one document, counted once
+    as added (the second file's copy updates it)."""
+    s = make_settings()
+    write("elog/2024/240522a.log", elog_record(1, "entry one") + elog_record(7, "entry seven"))
+    write("elog/2024/240523a.log", elog_record(7, "entry seven, copied"))
+    summary = Syncer(s, get_source("elog")).reconcile()
+    assert len(indexed_keys(s, get_source("elog"))) == 2
+    assert (summary.added, summary.updated) == (2, 1)
+
+
+def test_a_file_that_vanishes_before_it_is_read_loses_its_documents_in_the_same_pass(
+    make_settings, write, monkeypatch
+) -> None:
+    """Listed, then gone before it is read (a race no test can time: put there)."""
+    from indexer import store
+
+    s = make_settings()
+    write("reports/a/stays.md", "stays")
+    write("reports/a/goes.md", "goes")
+    syncer = Syncer(s, ReportsSource())
+    syncer.reconcile()
+    write("reports/a/goes.md", "edited, then deleted as it is read")
+    read = store.read_file
+
+    def vanishing(root: Path, rel: str, *args: Any) -> Any:
+        if rel == "a/goes.md":
+            raise FileNotFoundError(2, "No such file or directory", rel)
+        return read(root, rel, *args)
+
+    monkeypatch.setattr(store, "read_file", vanishing)
+    summary = syncer.reconcile()
+    assert summary.skipped == {"vanished before it could be read": 1}
+    assert summary.deleted == 1
+    assert set(indexed_keys(s, ReportsSource())) == {"a/stays.md"}
+
+
+def test_a_document_s_hash_stays_what_earlier_troves_recorded() -> None:
+    """An index records each document's hash to tell an unchanged document; a hash that
+    changed between versions would re-index every document after an upgrade."""
+    from indexer.store import doc_hash
+
+    doc = {"key": "a/r.md", "content": "a report", "date": 20251101}
+    assert doc_hash(doc) == "eb87268db72c43bbeed73e811a31f197"
+
+
 def test_one_entry_edited_in_a_logbook_is_one_update_and_the_others_stay(
     make_settings, write
 ) -> None:
