@@ -50,6 +50,19 @@ def _no_thread_left_running() -> Iterator[None]:
     assert not still, f"threads left running: {still}"
 
 
+@pytest.fixture(autouse=True)
+def _no_dead_inotify_reader() -> None:
+    """watchdog reads every inotify watch of a process in one thread, kept in a class
+    attribute. A process forked after tests ran (the mutation run forks one for each
+    mutant) inherits the attribute but not the thread, and its watches would start blind:
+    drop it, as a fresh process has none."""
+    from watchdog.observers import inotify_c
+
+    shared = getattr(inotify_c.InotifyFD, "_instance", None)
+    if shared is not None and not shared.is_alive():
+        inotify_c.InotifyFD._instance = None
+
+
 @pytest.fixture
 def make_settings(tmp_path: Path) -> Callable[..., Settings]:
     """Settings over tmp_path/{reports,commands,conversations,elog}, index in tmp_path/index."""
