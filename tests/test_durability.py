@@ -343,6 +343,8 @@ def test_a_reconcile_refused_is_held_whole_and_lands_when_the_fault_clears(
     d.wait_until(lambda: bool(d.daemon.health_snapshot()["fault"]))
     refused = injected.made
     polled(lambda: injected.made > refused)  # reconciled again, refused again
+    [said] = [r.getMessage() for r in caplog.records if "retried" in r.getMessage()]
+    assert said.startswith("reports: ") and FAULTS[errno.EROFS] in said
     health = d.daemon.health_snapshot()
     assert health["pending"] == 1 and FAULTS[errno.EROFS] in health["last_error"]
     assert _found(settings, "zebrafish") == set()
