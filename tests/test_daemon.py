@@ -86,13 +86,21 @@ def test_moves_within_into_and_out_of_the_tree(start_daemon, write, tmp_path) ->
     d.wait_until(lambda: keys(d, "reports") == {"a/r1-renamed.md"})
 
 
-def test_whole_folders_deleted_and_moved(start_daemon, write, tmp_path) -> None:
+def test_whole_folders_deleted_and_moved(start_daemon, write, tmp_path, caplog) -> None:
+    """Folders inside a root come, move and go: each change lands, and the root's watch
+    stays (no root is watched anew, no watcher fails on the way)."""
+    caplog.set_level("INFO", logger="indexer.daemon")
     for i in range(5):
         write(f"reports/cmd/r{i}.md", f"r{i}")
     write("staging/newcmd/x.md", "x")
     write("staging/newcmd/y.md", "y")
     d = start_daemon()
     assert len(keys(d, "reports")) == 5
+
+    def watched() -> list[str]:
+        return [r.getMessage() for r in caplog.records if ": watching " in r.getMessage()]
+
+    at_start = watched()
     shutil.move(str(tmp_path / "staging/newcmd"), str(tmp_path / "reports/newcmd"))
     d.wait_until(lambda: {"newcmd/x.md", "newcmd/y.md"} <= keys(d, "reports"))
     os.rename(tmp_path / "reports/cmd", tmp_path / "reports/cmd2")
@@ -101,6 +109,8 @@ def test_whole_folders_deleted_and_moved(start_daemon, write, tmp_path) -> None:
     d.wait_until(lambda: keys(d, "reports") == {"newcmd/x.md", "newcmd/y.md"})
     shutil.move(str(tmp_path / "reports/newcmd"), str(tmp_path / "gone"))
     d.wait_until(lambda: keys(d, "reports") == set())
+    assert watched() == at_start
+    assert d.daemon.health_snapshot()["errors"] == 0
 
 
 def test_a_source_root_that_appears_later_and_is_deleted_while_watched(
