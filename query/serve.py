@@ -74,12 +74,13 @@ def watching(server: TroveServer, kind: WatcherKind) -> Iterator[Daemon]:
 
     thread = threading.Thread(target=run, name="trove-watcher")
     server.ctx.watcher.local = daemon
-    thread.start()
     try:
+        thread.start()  # within the try: a Ctrl-C as it starts still stops it
         yield daemon
     finally:
         daemon.stop()
-        thread.join(DAEMON_STOP_S)
+        if thread.ident is not None:
+            thread.join(DAEMON_STOP_S)
         if thread.is_alive():
             log.error("the watcher did not stop within %g s", DAEMON_STOP_S)
 

@@ -616,7 +616,8 @@ def test_mcp_on_a_terminal_stops_on_ctrl_c(config) -> None:
     try:
         _read_until(proc, b"Ctrl-D")
         proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
-        assert proc.wait(timeout=WAIT) == 130
+        code = proc.wait(timeout=WAIT)
+        assert code == 130, (code, proc.stderr.read() if proc.stderr else b"")
     finally:
         os.close(master)
         if proc.poll() is None:
