@@ -39,6 +39,7 @@ from indexer.events import INOTIFY_EVENTS, Batcher, EventsTo, OverflowLog, locat
 from indexer.files import folder_id
 from indexer.health import HEARTBEAT_S, Beating, Health, write_status_file
 from indexer.held import HeldChanges
+from indexer.memory import release_free_memory
 from indexer.mounts import filesystem_of, polling_reason
 from indexer.polling import Poller
 from indexer.seat import SEAT_POLL_S, Seat, SeatTaken, SeatUnusable, WatcherKind
@@ -136,6 +137,7 @@ class Daemon:
                 self._catch_up()
             for syncer in self.syncers.values():
                 syncer.parallel = False
+            release_free_memory()  # what the catch-up's walk held
             if self._stop.is_set():
                 return
             took = round(time.perf_counter() - began, 3)
