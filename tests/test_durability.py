@@ -226,8 +226,8 @@ def test_the_daemon_keeps_refused_changes_and_lands_them_when_the_fault_clears(
     d.wait_until(lambda: d.daemon.health_snapshot()["pending"] >= 2)
     assert _found(settings, "zebrafish") == set()
     injected.errno = None
-    took = d.wait_until(lambda: bool(_found(settings, "okapi")) and bool(_found(settings, "zebra")))
-    assert took < 5.0  # within seconds of the fault clearing, not at the periodic pass
+    # Landed by the retry (its line below), not by the periodic pass (every 600 s).
+    d.wait_until(lambda: bool(_found(settings, "okapi")) and bool(_found(settings, "zebra")))
     # Said when they land: how many, how long after the first failure, and what changed.
     said = [r.getMessage() for r in caplog.records]
     landed = [m for m in said if "held change(s) landed" in m]
