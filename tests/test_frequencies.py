@@ -101,3 +101,11 @@ def test_blocks_in_any_other_form_are_read_through_pickle_the_same(form: str) ->
 def test_postings_of_another_codec_are_refused() -> None:
     with pytest.raises(ValueError, match="not of Whoosh's W3 codec"):
         read_frequencies(b"XXXX" + posting_list([(array("I", [1]), None)])[4:], MAGIC)
+
+
+def test_a_block_cut_short_in_its_weights_is_refused_as_pickle_refuses_it() -> None:
+    blocks = blocks_of(np.random.default_rng(9), [128], "an array")
+    data = posting_list(blocks)
+    cut = data[: data.index(bytes(blocks[0][1])[:8]) + 100]  # within the weights' bytes
+    with pytest.raises(Exception):  # noqa: B017 (pickle's own error, whichever it is)
+        read_frequencies(cut, MAGIC)

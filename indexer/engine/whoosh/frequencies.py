@@ -119,7 +119,7 @@ def _block_arrays(raw: bytes, at: int, count: int, ids: array[int], weights: arr
         block_weights = array(_WEIGHTS, [_DOUBLE.unpack_from(raw, p + 1)[0]]) * count
     elif raw[p : p + len(_WEIGHTS_HEAD)] == _WEIGHTS_HEAD:
         weights_at, m = _bytes_at(raw, p + len(_WEIGHTS_HEAD))
-        if m != 4 * count:
+        if m != 4 * count or weights_at + m > len(raw):  # cut short: pickle says how
             return False
         block_weights = array(_WEIGHTS)
         block_weights.frombytes(raw[weights_at : weights_at + m])
