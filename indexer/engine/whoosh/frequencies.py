@@ -113,10 +113,11 @@ def _block_arrays(raw: bytes, at: int, count: int, ids: array[int], weights: arr
         return False
     p += 5
     op = raw[p]
+    block_weights: Any
     if op == 0x4E:  # NONE: every weight 1
-        block_weights = array(_WEIGHTS, [1.0]) * count
+        block_weights = None
     elif op == 0x47:  # BINFLOAT: every weight the same
-        block_weights = array(_WEIGHTS, [_DOUBLE.unpack_from(raw, p + 1)[0]]) * count
+        block_weights = _DOUBLE.unpack_from(raw, p + 1)[0]
     elif raw[p : p + len(_WEIGHTS_HEAD)] == _WEIGHTS_HEAD:
         weights_at, m = _bytes_at(raw, p + len(_WEIGHTS_HEAD))
         if m != 4 * count or weights_at + m > len(raw):  # cut short: pickle says how
@@ -126,7 +127,7 @@ def _block_arrays(raw: bytes, at: int, count: int, ids: array[int], weights: arr
     else:
         return False
     ids.frombytes(raw[ids_at : ids_at + n])
-    weights.extend(block_weights)
+    _extend_weights(weights, block_weights, count)
     return True
 
 
