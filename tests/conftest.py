@@ -114,6 +114,17 @@ def polled(predicate: Callable[[], bool], timeout: float = DAEMON_TIMEOUT) -> No
         time.sleep(0.01)
 
 
+# Daemon settings of sources polled too seldom to see a change: only a reconcile finds it.
+UNSEEN = {"watch": "poll", "poll_interval_s": 3600, "sweep_s": 3600}
+
+
+def inotify_overflow() -> None:
+    """The warning watchdog logs on a kernel queue overflow (its only signal of one)."""
+    logging.getLogger("watchdog.observers.inotify_c").warning(
+        "Inotify queue overflowed; filesystem events were lost"
+    )
+
+
 class Running:
     """A Daemon running in a thread of the test, and how to wait on its progress."""
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import lookups
 import pytest
-from conftest import Running, polled
+from conftest import UNSEEN, Running, inotify_overflow, polled
 
 from indexer.collection import CollectionIndex
 from indexer.config import settings_from_file
@@ -192,7 +192,6 @@ def test_a_burst_of_5000_files_ends_fully_indexed(start_daemon, write, tmp_path)
 
 
 def test_a_queue_overflow_is_noticed_and_reconciled(start_daemon, write, tmp_path, caplog) -> None:
-    import logging
 
     caplog.set_level("INFO", logger="indexer.daemon")
     d = start_daemon()
@@ -204,18 +203,14 @@ def test_a_queue_overflow_is_noticed_and_reconciled(start_daemon, write, tmp_pat
     d.daemon._watch("reports", tmp_path / "reports")
     assert len(keys(d, "reports")) == index_before
     # ...and the warning watchdog logs on a kernel queue overflow, its only signal.
-    logging.getLogger("watchdog.observers.inotify_c").warning(
-        "Inotify queue overflowed; filesystem events were lost"
-    )
+    inotify_overflow()
     d.wait_until(lambda: keys(d, "reports") == {"lost/r1.md", "lost/r2.md"})
     assert d.daemon.health.overflows == 1
     assert d.daemon.health.last_error == "event queue overflowed: events were lost; reconciling"
     said = [r.getMessage() for r in caplog.records]
     assert any(m.startswith("reports (queue overflow): +2 ~0 -0 in ") for m in said), said
     # Each overflow is counted.
-    logging.getLogger("watchdog.observers.inotify_c").warning(
-        "Inotify queue overflowed; filesystem events were lost"
-    )
+    inotify_overflow()
     polled(lambda: d.daemon.health_snapshot()["overflows"] == 2, timeout=TIMEOUT)
 
 
@@ -360,19 +355,6 @@ def test_a_batch_that_fails_is_logged_counted_and_reconciled_and_others_go_on(
     assert any(m.startswith(f"{name} (requested): +1 ~0 -0 in ") for m in said), said
 
 
-def _overflow() -> None:
-    """The warning watchdog logs on a kernel queue overflow (its only signal of one)."""
-    import logging
-
-    logging.getLogger("watchdog.observers.inotify_c").warning(
-        "Inotify queue overflowed; filesystem events were lost"
-    )
-
-
-# Sources polled too seldom to see a change: only a reconcile finds it.
-UNSEEN = {"watch": "poll", "poll_interval_s": 3600, "sweep_s": 3600}
-
-
 def test_a_reconcile_that_fails_is_logged_counted_and_the_other_collections_go_on(
     start_daemon, write, monkeypatch, caplog
 ) -> None:
@@ -393,7 +375,7 @@ def test_a_reconcile_that_fails_is_logged_counted_and_the_other_collections_go_o
     write("reports/a/second.md", "second")
     write("commands/d.md", "another command")
     began = time.time()
-    _overflow()
+    inotify_overflow()
     d.wait_until(lambda: keys(d, "commands") == {"c.md", "d.md"})
     d.wait_until(lambda: (d.daemon.health_snapshot()["last_reconcile"] or 0) >= began)
     assert keys(d, "reports") == {"a/first.md"}
@@ -734,14 +716,7 @@ def test_the_periodic_reconcile_finds_what_the_watcher_missed_at_its_interval(
     so, and comes again one interval later, not sooner."""
     caplog.set_level("INFO", logger="indexer.daemon")
     write("reports/a/first.md", "there before the daemon")
-    d = start_daemon(
-        daemon={
-            "reconcile_interval_s": 1.0,
-            "watch": "poll",
-            "poll_interval_s": 3600,
-            "sweep_s": 3600,
-        }
-    )
+    d = start_daemon(daemon={"reconcile_interval_s": 1.0, **UNSEEN})
     write("reports/a/missed.md", "no event tells of this one")
     d.wait_until(lambda: "a/missed.md" in keys(d, "reports"))
     said = [r.getMessage() for r in caplog.records]

@@ -22,7 +22,7 @@ from typing import Any
 
 import lookups
 import pytest
-from conftest import SmallDisk, polled
+from conftest import UNSEEN, SmallDisk, inotify_overflow, polled
 
 from indexer.collection import LOCK_FILE
 from indexer.config import Settings
@@ -326,19 +326,13 @@ def test_a_reconcile_refused_is_held_whole_and_lands_when_the_fault_clears(
     """Changes no event told of (a source polled too seldom), found by a reconcile the
     index folder refuses: the whole collection is held and reconciled again until it
     lands; the other collections' reconciles go on meanwhile."""
-    import logging
-
-    settings, d = _two_collections(
-        write, make_settings, run_daemon, watch="poll", poll_interval_s=3600, sweep_s=3600
-    )
+    settings, d = _two_collections(write, make_settings, run_daemon, **UNSEEN)
     caplog.set_level("INFO", logger="indexer.daemon")
     write("reports/net/zebra_20251201.md", "a zebrafish report")
     write("commands/okapi.md", "an okapi command")
     injected.errno = errno.EROFS
     injected.collections = lambda collection: collection == "reports"
-    logging.getLogger("watchdog.observers.inotify_c").warning(
-        "Inotify queue overflowed; filesystem events were lost"
-    )
+    inotify_overflow()
     d.wait_until(lambda: "okapi.md" in lookups.documents(settings, "commands"))
     d.wait_until(lambda: bool(d.daemon.health_snapshot()["fault"]))
     refused = injected.made
