@@ -307,6 +307,24 @@ def test_counts_are_those_of_str_count_on_lower_cased_text(
     assert answer.results[0].match == "exact"
 
 
+def test_a_segment_of_file_records_only_is_searched_as_holding_no_report(
+    sample, reports_ctx, write
+) -> None:
+    """A commit whose files give no report (a file not UTF-8: a record of it, skipped)
+    writes a segment without the text column, as a parallel build's last segments can
+    be: every kind of search passes over it."""
+    ctx = reports_ctx()
+    reindex(ctx)
+    before = {q: search_reports(ctx, q) for q in ("timeout", "proxi timout decode", "ti")}
+    write("reports/analyze_zoom_speech_sdk_log/broken_20251202.md", b"\xff\xfe\x00 not text")
+    reindex(ctx)
+    with ctx.indexes.snapshot("reports") as snapshot:
+        segments = [s for s, _ in snapshot.segments()]
+        assert len(segments) == 2 and not segments[1].reader.has_column("text")
+    for query, answer in before.items():
+        assert search_reports(ctx, query).results == answer.results, query
+
+
 def test_when_nothing_holds_the_whole_query_reports_with_all_its_words_answer(
     sample, reports_ctx
 ) -> None:

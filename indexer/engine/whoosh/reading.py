@@ -380,10 +380,21 @@ class _BytesColumn:
 
     Reads each value with one pread from the segment's file, past Whoosh's column reader
     (which costs as much again); a column whose file is laid out otherwise is read
-    through Whoosh.
+    through Whoosh. A segment none of whose documents has a value has no column (Whoosh
+    writes none): every value is empty (a commit of file records only, a parallel build's
+    last segments).
     """
 
     def __init__(self, reader: IndexReader, memo: _SegmentMemo, name: str) -> None:
+        self._memo, self._name = memo, name
+        self._fd = -1
+        self._column: tuple[Any, int] | None = None
+        if not reader.has_column(name):
+            if name not in memo.layouts:
+                none = array("I", bytes(4 * reader.doc_count_all()))
+                memo.layouts[name] = (none, none)
+            self.offsets, self.lengths = memo.layouts[name]
+            return
         perdoc = reader._perdoc
         if name not in perdoc._colfiles:  # Whoosh keeps the column files it opened here
             perdoc._colfiles[name] = perdoc._get_column_file(name)
@@ -392,8 +403,6 @@ class _BytesColumn:
             column = VarBytesColumn().reader(colfile, start, length, reader.doc_count_all())
             memo.layouts[name] = (column._offsets, column._lengths)
         self.offsets, self.lengths = memo.layouts[name]
-        self._memo, self._name = memo, name
-        self._fd = -1
         inner = getattr(colfile, "file", None)
         if isinstance(inner, SubFile) and hasattr(inner._file, "fileno"):
             self._fd, self._base = inner._file.fileno(), inner._offset + start
@@ -425,6 +434,8 @@ class _BytesColumn:
     def _read(self, offset: int, length: int) -> bytes:
         if self._fd >= 0:
             return os.pread(self._fd, length, self._base + offset)
+        if self._column is None:
+            return b""
         colfile, start = self._column
         return colfile.get(start + offset, length)
 
