@@ -17,7 +17,13 @@ from whoosh.codec.whoosh3 import W3Codec  # noqa: TID251
 from whoosh.fields import ID, TEXT, Schema  # noqa: TID251
 from whoosh.query import Phrase, Term  # noqa: TID251
 
-from indexer.engine.whoosh.codec import BLOCK_PROTOCOL, PackedValues, TroveCodec
+from indexer.engine.whoosh.codec import (
+    BLOCK_PROTOCOL,
+    EXTENSIONS,
+    PackedValues,
+    TroveCodec,
+    compact,
+)
 
 WORDS = ["proxy", "timeout", "decode", "join", "meeting", "pac", "winhttp", "retry"]
 
@@ -84,6 +90,7 @@ def test_trove_codec_blocks_are_pickled_with_protocol_5_and_not_compressed(
     texts = ["proxy timeout proxy"] * 300
     info, block = _first_block(_build(tmp_path / "trove", TroveCodec(), texts), b"proxy")
     assert not info[3]  # the block's compressed flag
+    assert info[2] == 2 and isinstance(info[2], int)  # the max weight, a count
     assert block[:2] == bytes([0x80, BLOCK_PROTOCOL])
     # Compressed when asked, as Whoosh does, and read by Whoosh all the same.
     texts = [f"proxy {i} timeout proxy" for i in range(300)]
@@ -102,10 +109,50 @@ def test_trove_codec_blocks_hold_arrays_and_packed_values(tmp_path: Path) -> Non
     ids, weights, values = loads(block)
     assert isinstance(ids, array) and isinstance(weights, array)
     assert isinstance(values, PackedValues) and len(values) == len(ids) == 128
+    # Each of the smallest type: ids differ by a few documents, weights are counts,
+    # the values (positions) end within 64 KB.
+    assert (ids.typecode, weights.typecode, values.ends.typecode) == ("B", "B", "H")
     # What Whoosh reads from them is what it wrote: the positions of each posting.
     expected = _postings(_build(tmp_path / "w3", W3Codec(), texts), "proxy")[:128]
     fmt = ix.schema["body"].format
     assert [fmt.decode_positions(v) for v in values] == [p for *_, p in expected]
+
+
+def test_blocks_take_a_wider_type_only_where_their_numbers_need_it(tmp_path: Path) -> None:
+    # "rare" in every 300th document (ids differ by 300: 2 bytes), boosted weights (not
+    # whole: floats), values of over 64 KB in all (ends of 4 bytes).
+    texts = [("rare " if i % 300 == 0 else "") + "common " * (1 + i % 3) for i in range(128 * 300)]
+    folder = tmp_path / "wide"
+    folder.mkdir()
+    schema = Schema(body=TEXT(phrase=True, field_boost=1.5))
+    ix = whoosh_index.create_in(str(folder), schema)
+    writer = ix.writer(codec=TroveCodec())
+    for text in texts:
+        writer.add_document(body=text)
+    writer.commit()
+    ids, weights, _ = loads(_first_block(ix, b"rare")[1])
+    assert ids.typecode == "H" and weights == 1.5  # one weight for all: Whoosh's float
+    ids, weights, _ = loads(_first_block(ix, b"common")[1])
+    assert (ids.typecode, weights.typecode) == ("B", "f")
+    assert list(weights[:3]) == [1.5, 3.0, 4.5]
+    long = PackedValues.of([b"x" * 70_000, b"y"])
+    assert long.ends.typecode == "I" and loads(dumps(long, BLOCK_PROTOCOL)) == long
+    with ix.searcher() as searcher:
+        assert searcher.doc_frequency("body", "rare") == 128
+
+
+def test_compact_takes_the_smallest_unsigned_type() -> None:
+    assert [compact(n).typecode for n in ([], [0, 255], [256], [65535], [65536], [2**32 - 1])] == [
+        "B",
+        "B",
+        "H",
+        "H",
+        "I",
+        "I",
+    ]
+    assert list(compact(array("I", [1, 70_000]))) == [1, 70_000]
+    with pytest.raises(ValueError, match="does not fit 4 bytes"):
+        compact([2**32])
 
 
 def test_packed_values_behave_as_a_sequence_of_bytes() -> None:
@@ -121,14 +168,27 @@ def test_packed_values_behave_as_a_sequence_of_bytes() -> None:
             packed[i]
     empty = PackedValues.of([])
     assert len(empty) == 0 and list(empty) == [] and loads(dumps(empty)) == empty
+    # As blocks written before compact ends pickled them: 4-byte ends, no type.
+    assert PackedValues(b"ab\x00cdef", array("I", [2, 2, 4, 7]).tobytes()) == packed
 
 
 def test_indexes_written_before_the_codec_moved_still_unpickle_it() -> None:
     """Their tables of contents and blocks name indexer.codec's classes."""
     for cls in (TroveCodec, PackedValues):
-        old = pickle.dumps(cls, 2).replace(cls.__module__.encode() + b"\n", b"indexer.codec\n")
-        assert b"indexer.codec\n" in old
+        # GLOBAL by module and name, as protocol 2 wrote them (no extension codes then).
+        old = b"\x80\x02cindexer.codec\n" + cls.__name__.encode() + b"\nq\x00."
         assert pickle.loads(old) is cls
+
+
+def test_blocks_name_their_classes_by_extension_code_and_read_back() -> None:
+    """Two bytes a class in a block's pickle (copyreg's registry), where their module
+    and name took 92 bytes; read back by a process that imported the codec."""
+    block = (compact([1, 2]), compact([3, 300]), PackedValues.of([b"ab", b"c"]))
+    data = dumps(block, BLOCK_PROTOCOL)
+    assert b"array" not in data and b"PackedValues" not in data
+    for (module, name), code in EXTENSIONS.items():
+        assert bytes([0x82, code]) in data, (module, name)
+    assert loads(data) == block
 
 
 # ---- the writer that groups postings by term (indexer/engine/whoosh/inverting.py)

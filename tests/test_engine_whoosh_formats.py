@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import random
 import re
+import zlib
 
 import pytest
 from whoosh.analysis import LowercaseFilter, RegexTokenizer  # noqa: TID251 (an engine test)
 from whoosh.formats import Frequency, Positions  # noqa: TID251
 
-from indexer.engine.postings import token_hash
+from indexer.engine.postings import HASH_BYTES, frequency_bytes, next_tokens_frequency, token_hash
 from indexer.engine.whoosh.formats import FastFrequency, NextTokens, TokensAnalyzer
 from indexer.sources import base, reports
 
@@ -65,12 +66,38 @@ def test_next_tokens_postings_hold_the_frequency_and_every_token_that_follows(se
             assert fmt.decode_frequency(value) == n
             assert fmt.decode_weight(value) == n * 1.5
             after = {tokens[i + 1] for i in range(len(tokens) - 1) if tokens[i] == term}
-            hashes = [value[i : i + 4] for i in range(4, len(value), 4)]
+            start = len(frequency_bytes(n))
+            hashes = [value[i : i + HASH_BYTES] for i in range(start, len(value), HASH_BYTES)]
             assert hashes == sorted(set(hashes), key=lambda h: int.from_bytes(h, "little"))
             assert set(hashes) == {token_hash(t) for t in after}, (text, term)
         # Any other analyzer takes Whoosh's road through its tokens, to the same values.
         other = RegexTokenizer(reports.TOKEN_PATTERN)
         assert sorted(fmt.word_values(text.lower(), other)) == sorted(values), text
+
+
+def test_a_frequency_takes_one_byte_below_128_and_reads_back_whatever_its_size() -> None:
+    assert [len(frequency_bytes(n)) for n in (1, 127, 128, 16383, 16384, 2**32)] == [
+        1,
+        1,
+        2,
+        2,
+        3,
+        5,
+    ]
+    for n in [*range(1, 300), 16383, 16384, 2**21, 2**32 + 5]:
+        # Read back with followers after it, whatever their bytes.
+        assert next_tokens_frequency(frequency_bytes(n) + b"\xff\x80\x00") == n
+    assert frequency_bytes(300) == bytes([300 & 0x7F | 0x80, 300 >> 7])
+    for damaged in (b"", b"\x80", b"\xff\xff"):
+        with pytest.raises(ValueError, match="not a next_tokens value"):
+            next_tokens_frequency(damaged)
+
+
+def test_a_tokens_hash_is_the_low_bytes_of_its_crc32() -> None:
+    for token in ("proxy", "naïve", "日本", ""):
+        crc = zlib.crc32(token.encode("utf-8"))
+        assert token_hash(token) == crc.to_bytes(4, "little")[:HASH_BYTES]
+    assert HASH_BYTES == 2
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

@@ -25,6 +25,7 @@ import indexer.engine.scan.segment as scan_segment
 import indexer.engine.whoosh.reading as whoosh_reading
 import indexer.engine.whoosh.writing as whoosh_writing
 from indexer.config import Settings
+from indexer.engine.postings import token_hash
 from indexer.engine.whoosh import codec
 from indexer.engine.whoosh.codec import TroveCodec
 from indexer.sources.base import is_hidden
@@ -305,6 +306,20 @@ def test_counts_are_those_of_str_count_on_lower_cased_text(
     assert text.lower().count(query.lower()) == count  # the spec's own arithmetic
     assert [h.count for h in answer.results] == [count]
     assert answer.results[0].match == "exact"
+
+
+@pytest.mark.parametrize("query_plan", PLANS_OF_A_QUERY)
+def test_a_token_of_the_same_hash_following_is_no_phrase(write, reports_ctx, query_plan) -> None:
+    """A posting's value keeps 16-bit hashes of the tokens that follow: "chtv" and
+    "timeout" share one, and the text tells them apart."""
+    assert token_hash("chtv") == token_hash("timeout")
+    for i in range(30):  # "connect" in many reports: its postings are read
+        write(f"reports/c/r{i:02d}.md", "connect chtv closed\n" * (1 + i % 3))
+    write("reports/c/real.md", "connect timeout closed")
+    ctx = reports_ctx()
+    ctx.plan = query_plan
+    answer = search_reports(ctx, "connect timeout")
+    assert [(h.report_name, h.count, h.match) for h in answer.results] == [("real.md", 1, "exact")]
 
 
 def test_a_segment_of_file_records_only_is_searched_as_holding_no_report(

@@ -69,7 +69,9 @@ class ReportsSource:
     # 6: per segment, the reports that hold each one- or two-character fragment most.
     # 7: file records keep their stat in a column, which a reconcile reads fast.
     # 8: per segment, every report's tokens in order, as codes.
-    schema_version: ClassVar[int] = 8
+    # 9: a posting's frequency in 1 byte (most) and what follows it in 2 bytes a token,
+    #    blocks of arrays of the smallest type (a third less index).
+    schema_version: ClassVar[int] = 9
     scored: ClassVar[bool] = False  # ranked by occurrences, then date
 
     def fields(self) -> tuple[Field, ...]:

@@ -50,9 +50,12 @@ def best(found: list[tuple[ReportSegment, dict[int, float]]], n: int) -> list[Ra
     counted: Counter[float] = Counter()
     for _, counts in found:
         counted.update(counts.values())
-    least = nth_highest(counted, n)
-    if least is None:
+    found_least = nth_highest(counted, n)
+    if found_least is None:
         return []
+    # A float: its comparisons take ints too (a count read from a block of compact
+    # weights is one), where an int's refuse floats.
+    least = float(found_least)
     # Those with more (fewer than n), and of those with the least count, those on the
     # n-th newest day or newer.
     need = n - sum(c for count, c in counted.items() if count > least)

@@ -15,8 +15,10 @@ A block's data is the tuple Whoosh expects, but made of few objects: the ids (de
 and the weights as arrays, and values of varying size (a posting's NextTokens) as one
 PackedValues, where Whoosh writes tuples of 128 ints, floats and bytes. Unpickling a
 block of 128 reports postings takes ~3 us instead of ~9, and a search for what follows
-a token looks in the values' one bytes. Blocks written before are read as well: both
-are what Whoosh's reader takes.
+a token looks in the values' one bytes. Each array is of the smallest type its numbers
+fit (``compact``): a common word's ids differ by a few documents and its weights are
+small counts, one byte each where four were. Blocks written before are read as well:
+both are what Whoosh's reader takes.
 
 Every segment keeps its codec (pickled in the index's table of contents), and every
 block its PackedValues: indexes written before this module moved here pickled them as
@@ -27,6 +29,7 @@ them, or indexes written with them no longer open.
 
 from __future__ import annotations
 
+import copyreg
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
@@ -43,35 +46,57 @@ from indexer.engine.postings import little_endian
 BLOCK_PROTOCOL = 5
 # Postings per block, as Whoosh's W3 codec writes them by default.
 BLOCK_SIZE = 128
-_ENDS = "I"  # 4-byte unsigned; written little-endian
-assert array(_ENDS).itemsize == 4
+# Unsigned types from the smallest, with the largest number each holds.
+_UNSIGNED = (("B", 0xFF), ("H", 0xFFFF), ("I", 0xFFFF_FFFF))
+assert [array(t).itemsize for t, _ in _UNSIGNED] == [1, 2, 4]
+_ENDS = "I"  # the ends' type before compact ones; little-endian
+
+
+def compact(numbers: Sequence[int]) -> array[int]:
+    """Non-negative ints (below 2**32) as an array of the smallest unsigned type that
+    holds them all."""
+    top = max(numbers, default=0)
+    fitting = [t for t, most in _UNSIGNED if top <= most]
+    if not fitting:
+        raise ValueError(f"{top} does not fit 4 bytes")
+    typecode = fitting[0]
+    return (
+        numbers
+        if isinstance(numbers, array) and numbers.typecode == typecode
+        else array(typecode, numbers)
+    )
 
 
 class PackedValues(Sequence[bytes]):
     """The values of a block's postings: all in one ``data``, value i ending at
-    ``ends[i]``. Whoosh reads a value as ``values[i]``."""
+    ``ends[i]``. Whoosh reads a value as ``values[i]``. Pickled with the ends' type
+    (``compact``); blocks written before it pickled 4-byte ends and no type."""
 
     __slots__ = ("data", "ends")
 
-    def __init__(self, data: bytes, ends: bytes) -> None:
+    def __init__(self, data: bytes, ends: bytes, typecode: str = _ENDS) -> None:
         self.data = data
-        self.ends = little_endian(array(_ENDS, ends))
+        self.ends = little_endian(array(typecode, ends))
 
     @classmethod
     def of(cls, values: Sequence[bytes]) -> PackedValues:
-        ends = little_endian(array(_ENDS, accumulate(map(len, values))))
-        return cls(b"".join(values), ends.tobytes())
+        return cls.from_lengths(b"".join(values), map(len, values))
 
     @classmethod
     def from_lengths(cls, data: bytes, lengths: Iterable[int]) -> PackedValues:
         """The values ``data`` holds one after another, of these lengths."""
         packed = cls.__new__(cls)
         packed.data = data
-        packed.ends = array(_ENDS, accumulate(lengths))
+        packed.ends = compact(array(_ENDS, accumulate(lengths)))
         return packed
 
-    def __reduce__(self) -> tuple[type[PackedValues], tuple[bytes, bytes]]:
-        return PackedValues, (self.data, little_endian(array(_ENDS, self.ends)).tobytes())
+    def __reduce__(self) -> tuple[type[PackedValues], tuple[bytes, bytes, str]]:
+        ends = self.ends
+        return PackedValues, (
+            self.data,
+            little_endian(array(ends.typecode, ends)).tobytes(),
+            ends.typecode,
+        )
 
     def __len__(self) -> int:
         return len(self.ends)
@@ -102,6 +127,19 @@ class PackedValues(Sequence[bytes]):
 
     def __repr__(self) -> str:
         return f"PackedValues({list(self)!r})"
+
+
+# Pickle's extension registry (codes 240-255 are for private use) names what a block
+# holds in 2 bytes each, where the modules' and classes' names took 92 bytes a block
+# (320 MB of postings at 1M reports). A process reads such blocks once this module is
+# imported, which opening an index does: its table of contents names TroveCodec.
+EXTENSIONS = {
+    ("array", "_array_reconstructor"): 240,
+    ("array", "array"): 241,
+    (__name__, "PackedValues"): 242,
+}
+for (_module, _name), _code in EXTENSIONS.items():
+    copyreg.add_extension(_module, _name, _code)
 
 
 class TermPostings:
@@ -232,11 +270,18 @@ class _PostingsWriter(W3PostingsWriter):
         if self._byteids:
             return super()._mini_ids()
         ids = self._ids  # as Whoosh's delta_encode: each id less the one before
-        return array("I", map(sub, ids, chain((0,), ids)))
+        return compact(array("I", map(sub, ids, chain((0,), ids))))
 
     def _mini_weights(self) -> Any:
         weights = super()._mini_weights()  # None (all 1), one float (all equal) or a tuple
-        return array("f", weights) if isinstance(weights, tuple) else weights
+        if not isinstance(weights, tuple):
+            return weights
+        floats = array("f", weights)
+        if 0 <= min(floats) and max(floats) <= 0xFFFF:
+            counts = array("I", map(int, floats))
+            if array("f", counts) == floats:  # counts, as most weights are
+                return compact(counts)
+        return floats
 
     def _mini_values(self) -> Any:
         size = self._format.fixed_value_size()
@@ -261,11 +306,13 @@ class _PostingsWriter(W3PostingsWriter):
         if comp:
             databytes = zlib.compress(databytes, comp)
         ids = self._ids
+        maxweight = self._maxweight
         infobytes = dumps(
             (
                 len(ids),
                 ids[-1],
-                self._maxweight,
+                # A count as an int: 2 or 3 bytes pickled, where a float takes 9.
+                int(maxweight) if float(maxweight).is_integer() else maxweight,
                 comp,
                 length_to_byte(self._minlength),
                 length_to_byte(self._maxlength),

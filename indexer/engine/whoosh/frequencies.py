@@ -7,7 +7,9 @@ negative for the last), a pickled info tuple (count, last document, ...) and its
 data (ids, weights, values). The ids are differences, the first from 0, so a block's
 document numbers are the running sum of its ids; the weights are None when all are 1, one
 float when all are equal, else an array (TroveCodec) or a tuple (blocks written before
-it). The values (a posting's NextTokens) are unpickled with the rest and not used.
+it). TroveCodec's arrays are of the smallest type that holds them: ids of 1, 2 or 4
+bytes, weights counts of 1 or 2 bytes or else 4-byte floats (4 bytes each before schema
+9). The values (a posting's NextTokens) are not used.
 
 Blocks as TroveCodec pickles them are read by their byte layout, without pickle's
 machinery (about 37 ns a posting, against 61 through pickle, which reads any other form).
@@ -23,7 +25,6 @@ import struct
 import sys
 import threading
 import zlib
-from array import array
 from collections import OrderedDict
 from collections.abc import Callable
 from io import BytesIO
@@ -33,23 +34,25 @@ from typing import Any
 import numpy as np
 
 from indexer.engine.base import Frequencies
+from indexer.engine.whoosh.codec import EXTENSIONS
 
 # A segment keeps the arrays of terms of at least KEPT_FROM postings, at most KEPT_MAX
 # postings in all (8 bytes each: 4 MB a segment).
 KEPT_FROM = 2048
 KEPT_MAX = 1 << 19
 
-_IDS = "I"  # as TroveCodec writes them: 4-byte unsigned differences
-_WEIGHTS = "f"  # as TroveCodec writes them; a frequency below 2**24 is exact in it
 _DOUBLE = struct.Struct(">d")  # pickle's BINFLOAT
+# Arrays as TroveCodec pickles them, by their typecode: the array module's code for the
+# machine format (little-endian) and the numpy type of their bytes.
+_FORMS = {b"B": (0, np.uint8), b"H": (2, np.uint16), b"I": (6, np.uint32), b"f": (14, np.float32)}
 
 
 def read_frequencies(data: bytes, magic: bytes) -> Frequencies:
     """The document numbers (ascending) and frequencies of one term's posting list."""
     if data[:4] != magic:
         raise ValueError("unexpected postings: not of Whoosh's W3 codec")
-    ids = array(_IDS)
-    weights: array[float] = array(_WEIGHTS)
+    ids: list[np.ndarray[Any, Any]] = []
+    weights: list[np.ndarray[Any, Any]] = []
     counts: list[int] = []
     stream = BytesIO(data)
     pos = 4
@@ -66,28 +69,33 @@ def read_frequencies(data: bytes, magic: bytes) -> Frequencies:
         raw, at = (zlib.decompress(data[start:end]), 0) if compressed else (data, start)
         if not _block_arrays(raw, at, count, ids, weights):
             block_ids, block_weights, _values = loads(raw[at:end] if raw is data else raw)
-            _extend(ids, block_ids)
-            _extend_weights(weights, block_weights, count)
+            ids.append(np.asarray(block_ids, dtype=np.uint32))
+            weights.append(_weights_of(block_weights, count))
         counts.append(count)
         if size < 0 or end >= len(data):
             break
         pos = end
-    return _running_sums(ids, counts), np.frombuffer(weights, dtype=np.float32).astype(np.float64)
+    return _running_sums(np.concatenate(ids), counts), np.concatenate(weights).astype(np.float64)
 
 
 # A block's info and data, as TroveCodec pickles them, read without the pickle machinery
 # (which costs most of a block's decoding): the info a protocol 2 tuple of ints and a
 # float, the data (protocol 5) the ids' array, then the weights (None, one float or an
 # array), then the values, never read here. Anything else is left to pickle.
-# (count, last id, max weight, compressed, 0, 0): a count below 256 (a block holds 128).
-_INFO = re.compile(rb"\x80\x02\(K(.)(?:K.|M..|J....)G.{8}K(.)K.K.tq.\.", re.DOTALL)
-_DATA_HEAD = (
-    b"\x8c\x05array\x94\x8c\x14_array_reconstructor\x94\x93\x94(\x8c\x05array\x94"
-    b"\x8c\x05array\x94\x93\x94\x8c\x01I\x94K\x06"  # 'I' as little-endian uint32
+# (count, last id, max weight, compressed, 0, 0): a count below 256 (a block holds 128),
+# the max weight an int or a float.
+_INFO = re.compile(rb"\x80\x02\(K(.)(?:K.|M..|J....)(?:G.{8}|K.|M..|J....)K(.)K.K.tq.\.", re.DOTALL)
+# The array reconstructor and the array type, each as its extension code (codec.py).
+_RECONSTRUCT = re.escape(
+    bytes([0x82, EXTENSIONS["array", "_array_reconstructor"], ord("("), 0x82])
+    + bytes([EXTENSIONS["array", "array"]])
 )
+# The ids' array: its typecode (memoized first) and machine format code.
+_IDS_HEAD = re.compile(_RECONSTRUCT + rb"\x8c\x01([BHI])\x94K(.)", re.DOTALL)
 _AFTER_ARRAY = b"\x94t\x94R\x94"
-_WEIGHTS_HEAD = b"h\x02(h\x05\x8c\x01f\x94K\x0e"  # 'f' as little-endian float32
-_FAST = sys.byteorder == "little" and array(_IDS).itemsize == 4
+# The weights' array: its typecode the ids' (memo 0) or its own, its machine format code.
+_WEIGHTS_HEAD = re.compile(_RECONSTRUCT + rb"(?:h\x00|\x8c\x01([BHf])\x94)K(.)", re.DOTALL)
+_FAST = sys.byteorder == "little"
 
 
 def _block_info(data: bytes, at: int) -> tuple[int, bool, int] | None:
@@ -99,36 +107,50 @@ def _block_info(data: bytes, at: int) -> tuple[int, bool, int] | None:
     return found[1][0], found[2] != b"\x00", found.end()
 
 
-def _block_arrays(raw: bytes, at: int, count: int, ids: array[int], weights: array[float]) -> bool:
+def _block_arrays(
+    raw: bytes,
+    at: int,
+    count: int,
+    ids: list[np.ndarray[Any, Any]],
+    weights: list[np.ndarray[Any, Any]],
+) -> bool:
     """Adds the ids and weights of the block data at ``at`` to ``ids`` and ``weights``;
     False (nothing added) if it is not in the form read here."""
     if not _FAST or raw[at : at + 3] != b"\x80\x05\x95":
         return False
-    p = at + 11 + len(_DATA_HEAD)
-    if raw[at + 11 : p] != _DATA_HEAD:
+    head = _IDS_HEAD.match(raw, at + 11)
+    ids_form = None if head is None else _form(head[1], head[2])
+    if head is None or ids_form is None:
         return False
-    ids_at, n = _bytes_at(raw, p)
+    ids_at, n = _bytes_at(raw, head.end())
     p = ids_at + n
-    if n != 4 * count or raw[p : p + 5] != _AFTER_ARRAY:
+    if n != ids_form.itemsize * count or raw[p : p + 5] != _AFTER_ARRAY:
         return False
     p += 5
     op = raw[p]
-    block_weights: Any
     if op == 0x4E:  # NONE: every weight 1
-        block_weights = None
+        block_weights = np.ones(count, dtype=np.float32)
     elif op == 0x47:  # BINFLOAT: every weight the same
-        block_weights = _DOUBLE.unpack_from(raw, p + 1)[0]
-    elif raw[p : p + len(_WEIGHTS_HEAD)] == _WEIGHTS_HEAD:
-        weights_at, m = _bytes_at(raw, p + len(_WEIGHTS_HEAD))
-        if m != 4 * count or weights_at + m > len(raw):  # cut short: pickle says how
+        block_weights = np.full(count, _DOUBLE.unpack_from(raw, p + 1)[0], dtype=np.float32)
+    elif found := _WEIGHTS_HEAD.match(raw, p):
+        form = _form(found[1] or head[1], found[2])
+        if form is None:
             return False
-        block_weights = array(_WEIGHTS)
-        block_weights.frombytes(raw[weights_at : weights_at + m])
+        weights_at, m = _bytes_at(raw, found.end())
+        if m != form.itemsize * count or weights_at + m > len(raw):  # cut short: pickle says how
+            return False
+        block_weights = np.frombuffer(raw, dtype=form, count=count, offset=weights_at)
     else:
         return False
-    ids.frombytes(raw[ids_at : ids_at + n])
-    _extend_weights(weights, block_weights, count)
+    ids.append(np.frombuffer(raw, dtype=ids_form, count=count, offset=ids_at))
+    weights.append(block_weights)
     return True
+
+
+def _form(typecode: bytes, code: bytes) -> np.dtype[Any] | None:
+    """The numpy type of an array's pickled bytes, if read here."""
+    found = _FORMS.get(typecode)
+    return np.dtype(found[1]) if found is not None and found[0] == code[0] else None
 
 
 def _bytes_at(raw: bytes, p: int) -> tuple[int, int]:
@@ -143,30 +165,21 @@ def _bytes_at(raw: bytes, p: int) -> tuple[int, int]:
 def inlined_frequencies(ids: Any, weights: Any) -> Frequencies:
     """The arrays of postings kept in a term's info (Whoosh inlines a term's few
     postings there): absolute document numbers, weights as in a block."""
-    kept: array[float] = array(_WEIGHTS)
-    _extend_weights(kept, weights, len(ids))
-    return np.array(ids, dtype=np.int64), np.frombuffer(kept, dtype=np.float32).astype(np.float64)
+    return np.array(ids, dtype=np.int64), _weights_of(weights, len(ids)).astype(np.float64)
 
 
-def _extend(into: array[int], ids: Any) -> None:
-    if isinstance(ids, array) and ids.typecode == _IDS:
-        into.extend(ids)  # one copy
-    else:
-        into.extend(map(int, ids))
-
-
-def _extend_weights(into: array[float], weights: Any, count: int) -> None:
+def _weights_of(weights: Any, count: int) -> np.ndarray[Any, Any]:
+    """A block's weights (None: all 1; one float: all equal; else one each), as float32."""
     if weights is None or isinstance(weights, float):
-        into.extend(array(_WEIGHTS, [weights or 1.0]) * count)
-    elif isinstance(weights, array) and weights.typecode == _WEIGHTS:
-        into.extend(weights)  # one copy
-    else:
-        into.extend(map(float, weights))
+        return np.full(count, weights or 1.0, dtype=np.float32)
+    return np.asarray(weights, dtype=np.float32)
 
 
-def _running_sums(ids: array[int], counts: list[int]) -> np.ndarray[Any, np.dtype[np.int64]]:
+def _running_sums(
+    ids: np.ndarray[Any, Any], counts: list[int]
+) -> np.ndarray[Any, np.dtype[np.int64]]:
     """Each block's differences summed from its start: the blocks' document numbers."""
-    sums = np.cumsum(np.frombuffer(ids, dtype=np.uint32).astype(np.int64))
+    sums = np.cumsum(ids, dtype=np.int64)
     if len(counts) == 1:
         return sums
     ends = np.cumsum(counts)
