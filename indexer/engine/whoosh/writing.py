@@ -56,6 +56,9 @@ from indexer.engine.writing import Index as EngineIndex
 # A commit calls check_cancel every this many documents added.
 CANCEL_EVERY = 500
 DERIVED_CHECKERS = 2  # threads that check the segments' derived files at each reconcile
+# A full build's postings in memory, shared by its writer processes (TermPool's measure):
+# ~100k 4 KB reports a GB. A writer's peak is ~2.8x its share (PSS, at 1M reports).
+POOL_MB = 1280
 
 log = logging.getLogger(__name__)
 
@@ -340,12 +343,11 @@ class WhooshIndex:
         runs in `trove reindex`, whose lock goes when the process ends."""
         if parallel:
             # Each worker keeps its postings in memory up to limitmb (TermPool's measured
-            # size), then ends its segment and starts another (inverting.py). 2 GB shared
-            # by the workers holds ~110k 4 KB reports; it lives in the forked workers only
-            # and is freed when they exit.
+            # size), then ends its segment and starts another (inverting.py). The pool
+            # lives in the forked workers only and is freed when they exit.
             procs = min(4, cpus)
             return TroveMpWriter(
-                self.native, procs=procs, limitmb=2048 // procs, multisegment=True, codec=codec
+                self.native, procs=procs, limitmb=POOL_MB // procs, multisegment=True, codec=codec
             )
         # This runs in long-lived processes (the daemon): keep the pool small.
         return TroveSegmentWriter(self.native, limitmb=128, codec=codec, _lk=False)
