@@ -77,6 +77,9 @@ class Result:
     # The same sum with each page shared between processes (the forked writers share
     # their parent's) counted once, in shares (PSS): the memory the build takes.
     peak_total_pss_mb: float = 0.0
+    # Its parts: this process (the store: reading, parsing) and the largest writer.
+    peak_own_pss_mb: float = 0.0
+    peak_child_pss_mb: float = 0.0
     load: list[float] = field(default_factory=list)
 
     @property
@@ -167,10 +170,17 @@ def watch_memory(
                     else:
                         sizes.append(proc.memory_info().rss)
                 except psutil.Error:
+                    if proc is me:
+                        raise
                     continue
             result.peak_rss_mb = max(result.peak_rss_mb, max(sizes, default=0) / 1e6)
             result.peak_total_rss_mb = max(result.peak_total_rss_mb, sum(sizes) / 1e6)
-            result.peak_total_pss_mb = max(result.peak_total_pss_mb, sum(shares) / 1e6)
+            if shares:
+                result.peak_total_pss_mb = max(result.peak_total_pss_mb, sum(shares) / 1e6)
+                result.peak_own_pss_mb = max(result.peak_own_pss_mb, shares[0] / 1e6)
+                result.peak_child_pss_mb = max(
+                    result.peak_child_pss_mb, max(shares[1:], default=0) / 1e6
+                )
 
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
@@ -283,6 +293,14 @@ def print_table(results: list[Result], spec: CorpusSpec) -> None:
     row(
         "full build peak PSS, all processes",
         lambda r: f"{r.peak_total_pss_mb:,.0f} MB" if r.peak_total_pss_mb else "(--pss)",
+    )
+    row(
+        "full build peak PSS: this process, largest writer",
+        lambda r: (
+            f"{r.peak_own_pss_mb:,.0f} MB, {r.peak_child_pss_mb:,.0f} MB"
+            if r.peak_total_pss_mb
+            else "(--pss)"
+        ),
     )
     row("build / floor", lambda r: f"{r.build_s / r.floor_s:,.0f}x")
     row(
