@@ -129,9 +129,9 @@ def _block_arrays(
     p += 5
     op = raw[p]
     if op == 0x4E:  # NONE: every weight 1
-        block_weights = np.ones(count, dtype=np.float32)
+        block_weights = _weights_of(None, count)
     elif op == 0x47:  # BINFLOAT: every weight the same
-        block_weights = np.full(count, _DOUBLE.unpack_from(raw, p + 1)[0], dtype=np.float32)
+        block_weights = _weights_of(_DOUBLE.unpack_from(raw, p + 1)[0], count)
     elif found := _WEIGHTS_HEAD.match(raw, p):
         form = _form(found[1] or head[1], found[2])
         if form is None:
