@@ -28,9 +28,11 @@ from indexer.engine.whoosh.codec import (
 WORDS = ["proxy", "timeout", "decode", "join", "meeting", "pac", "winhttp", "retry"]
 
 
-def _build(folder: Path, codec: W3Codec, texts: list[str]) -> whoosh_index.Index:
+def _build(
+    folder: Path, codec: W3Codec, texts: list[str], body: TEXT | None = None
+) -> whoosh_index.Index:
     folder.mkdir()
-    schema = Schema(key=ID(stored=True), body=TEXT(phrase=True))
+    schema = Schema(key=ID(stored=True), body=body or TEXT(phrase=True))
     ix = whoosh_index.create_in(str(folder), schema)
     writer = ix.writer(codec=codec)
     for i, text in enumerate(texts):
@@ -122,14 +124,7 @@ def test_blocks_take_a_wider_type_only_where_their_numbers_need_it(tmp_path: Pat
     # "rare" in every 300th document (ids differ by 300: 2 bytes), boosted weights (not
     # whole: floats), values of over 64 KB in all (ends of 4 bytes).
     texts = [("rare " if i % 300 == 0 else "") + "common " * (1 + i % 3) for i in range(128 * 300)]
-    folder = tmp_path / "wide"
-    folder.mkdir()
-    schema = Schema(body=TEXT(phrase=True, field_boost=1.5))
-    ix = whoosh_index.create_in(str(folder), schema)
-    writer = ix.writer(codec=TroveCodec())
-    for text in texts:
-        writer.add_document(body=text)
-    writer.commit()
+    ix = _build(tmp_path / "wide", TroveCodec(), texts, TEXT(phrase=True, field_boost=1.5))
     ids, weights, _ = loads(_first_block(ix, b"rare")[1])
     assert ids.typecode == "H" and weights == 1.5  # one weight for all: Whoosh's float
     ids, weights, _ = loads(_first_block(ix, b"common")[1])
