@@ -161,26 +161,29 @@ def watch_memory(
             if pss and pss_every_s is not None:
                 next_pss = time.monotonic() + pss_every_s
             sizes, shares = [], []
+            own = 0  # this process's PSS, the rest its writers'
             for proc in [me, *me.children(recursive=True)]:
                 try:
                     if pss:
                         full = proc.memory_full_info()
                         sizes.append(full.rss)
-                        shares.append(getattr(full, "pss", full.rss))
+                        share = getattr(full, "pss", full.rss)
+                        if proc is me:
+                            own = share
+                        else:
+                            shares.append(share)
                     else:
                         sizes.append(proc.memory_info().rss)
                 except psutil.Error:
-                    if proc is me:
-                        raise
                     continue
             result.peak_rss_mb = max(result.peak_rss_mb, max(sizes, default=0) / 1e6)
             result.peak_total_rss_mb = max(result.peak_total_rss_mb, sum(sizes) / 1e6)
-            if shares:
-                result.peak_total_pss_mb = max(result.peak_total_pss_mb, sum(shares) / 1e6)
-                result.peak_own_pss_mb = max(result.peak_own_pss_mb, shares[0] / 1e6)
-                result.peak_child_pss_mb = max(
-                    result.peak_child_pss_mb, max(shares[1:], default=0) / 1e6
-                )
+            if pss:
+                total = (own + sum(shares)) / 1e6
+                result.peak_total_pss_mb = max(result.peak_total_pss_mb, total)
+                result.peak_own_pss_mb = max(result.peak_own_pss_mb, own / 1e6)
+                child = max(shares, default=0) / 1e6
+                result.peak_child_pss_mb = max(result.peak_child_pss_mb, child)
 
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
