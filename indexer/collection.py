@@ -20,7 +20,14 @@ from indexer.engine import get_engine
 from indexer.engine.base import Reader, ReadTarget
 from indexer.engine.faults import is_write_fault, release
 from indexer.engine.writing import Engine, Index
-from indexer.errors import ForeignIndexError, IndexLockedError, WriteFault, unusable_index_folder
+from indexer.errors import (
+    Cancel,
+    ForeignIndexError,
+    IndexLockedError,
+    Interrupted,
+    WriteFault,
+    unusable_index_folder,
+)
 from indexer.sources.base import Source
 
 log = logging.getLogger(__name__)
@@ -186,14 +193,20 @@ class CollectionIndex:
     # ---- the one writer
 
     @contextmanager
-    def locked(self, timeout_s: float | None = None) -> Iterator[None]:
-        """Hold this collection's writer lock; wait at most ``timeout_s`` for it."""
+    def locked(
+        self, timeout_s: float | None = None, cancel: Cancel | None = None
+    ) -> Iterator[None]:
+        """Hold this collection's writer lock; wait at most ``timeout_s`` for it (raises
+        Interrupted if ``cancel`` is set meanwhile)."""
         self.check_ours()
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise unusable_index_folder(self.path, exc) from exc
+            unusable = unusable_index_folder(self.path, exc)
+            if is_write_fault(exc):  # a full disk, a folder made read-only: may pass
+                raise WriteFault(str(unusable)) from exc
+            raise unusable from exc
         timeout = self.lock_timeout_s if timeout_s is None else timeout_s
         try:
             deadline = time.monotonic() + timeout
@@ -205,6 +218,8 @@ class CollectionIndex:
                 except OSError as exc:
                     if exc.errno not in (errno.EAGAIN, errno.EACCES):
                         raise
+                    if cancel is not None and cancel.is_set():
+                        raise Interrupted("stopped while waiting for the writer lock") from None
                     if time.monotonic() >= deadline:
                         raise IndexLockedError(
                             f"the {self.source.name} index is being written by "

@@ -4,6 +4,7 @@ that reads or writes an index say it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
 
 class DamagedIndex(ValueError):
@@ -38,3 +39,10 @@ class IndexLockedError(StoreError):
 
 class Interrupted(StoreError):
     """The work was abandoned on request (a stopping daemon); nothing was committed."""
+
+
+class Cancel(Protocol):
+    """What long work asks whether it is to stop (a ``threading.Event`` is one)."""
+
+    def is_set(self) -> bool: ...
+

@@ -19,7 +19,6 @@ import logging
 import os
 import pickle
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sized
@@ -41,6 +40,7 @@ from indexer.engine.writing import (
     Index,
 )
 from indexer.errors import (
+    Cancel,
     IndexLockedError,
     Interrupted,
     StoreError,
@@ -154,13 +154,13 @@ class Syncer:
         # Big commits fork writer processes; a process with other threads must not fork.
         self.parallel = True
         # Set by a stopping daemon: long work is abandoned before its commit.
-        self.cancel: threading.Event | None = None
+        self.cancel: Cancel | None = None
 
     def reconcile(self, full: bool = False, progress: Progress | None = None) -> Summary:
         """Walk the whole source and apply only the difference (``full``: rebuild)."""
         started = time.perf_counter()
         summary = Summary(self.source.name)
-        with self.index.locked():
+        with self.index.locked(cancel=self.cancel):
             index, created = self.index.open_for_writing()
             try:
                 self._reconcile_locked(
