@@ -34,7 +34,7 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.utils import BaseThread
 
 from indexer.config import Settings
-from indexer.errors import Interrupted, StoreError, WriteFault
+from indexer.errors import ChildEnded, Interrupted, StoreError, WriteFault
 from indexer.events import INOTIFY_EVENTS, Batcher, EventsTo, OverflowLog, locate
 from indexer.files import folder_id
 from indexer.health import HEARTBEAT_S, Beating, Health, write_status_file
@@ -42,11 +42,12 @@ from indexer.held import HeldChanges
 from indexer.memory import release_free_memory
 from indexer.mounts import filesystem_of, polling_reason
 from indexer.polling import Poller
+from indexer.reconcile_child import ReconcileChild
 from indexer.seat import SEAT_POLL_S, Seat, SeatTaken, SeatUnusable, WatcherKind
 from indexer.sources.base import Source
 from indexer.sources.registry import SOURCES, get_source
 from indexer.status import STATUS_FILE
-from indexer.store import Summary, Syncer
+from indexer.store import APPLY_MAX_PATHS, Summary, Syncer
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,10 @@ class Daemon:
         self._stop = threading.Event()
         for syncer in self.syncers.values():
             syncer.cancel = self._stop
+            # This process has threads: it never forks (a child process reconciles).
+            syncer.parallel = False
+        # Whole-collection reconciles run in a child process (indexer/reconcile_child.py).
+        self._child = ReconcileChild(settings)
         self.seat = Seat(settings.index_dir)
         self.health = Health(kind=kind)
         self._ready = threading.Event()
@@ -135,9 +140,7 @@ class Daemon:
             with Beating(self._write_health):
                 self._start_watching()
                 self._catch_up()
-            for syncer in self.syncers.values():
-                syncer.parallel = False
-            release_free_memory()  # what the catch-up's walk held
+            release_free_memory()  # what the start-up held
             if self._stop.is_set():
                 return
             took = round(time.perf_counter() - began, 3)
@@ -149,6 +152,7 @@ class Daemon:
 
     def stop(self) -> None:
         self._stop.set()
+        self._child.stop()
 
     def wait_ready(self, timeout: float) -> bool:
         """True once the start-up catch-up is done and the watches are set."""
@@ -188,18 +192,15 @@ class Daemon:
             return True
 
     def _catch_up(self) -> None:
-        """The start-up reconcile of every collection, each with its watch already set
-        (a change made meanwhile is applied after it); status says which have caught up."""
+        """The start-up reconcile of every collection, with the watches already set (a
+        change made meanwhile is applied after it); status says which have caught up."""
         for name in self.names:
-            if self._stop.is_set():
-                return
             root = self.settings.source_root(name)
             if root is not None and folder_id(root) is not None:
                 self._watch(name, root)
             else:
                 self._set_collection(name, mode=None, why=_UNWATCHED if root else _UNSET)
-            self._reconcile([name], why="start-up")
-            self._set_collection(name, caught_up=True)
+        self._reconcile(self.names, why="start-up")
 
     def _on_thread_exception(self, args: threading.ExceptHookArgs) -> None:
         thread = args.thread
@@ -270,21 +271,22 @@ class Daemon:
                 self._record_error(f"{type(exc).__name__}: {exc}")
 
     def _reconcile(self, names: list[str], why: str) -> None:
-        for name in names:
-            if self._stop.is_set():
+        """Reconcile ``names`` in a child process; a failure is logged and counted, and
+        the other collections go on. At start-up, status says which have caught up."""
+        if self._stop.is_set():
+            return
+        for name, outcome in self._child.run(names):
+            if isinstance(outcome, Interrupted):
                 return
-            try:
-                summary = self.syncers[name].reconcile()
-            except Interrupted:
-                return
-            except WriteFault as exc:
-                self._hold(name, None, exc)
-                continue
-            except Exception as exc:
-                log.exception("%s: reconcile (%s) failed", name, why)
-                self._record_error(f"{name}: reconcile failed: {exc}")
-                continue
-            self._after(summary, why)
+            if isinstance(outcome, (WriteFault, ChildEnded)):
+                self._hold(name, None, outcome)
+            elif isinstance(outcome, BaseException):
+                log.error("%s: reconcile (%s) failed", name, why, exc_info=outcome)
+                self._record_error(f"{name}: reconcile failed: {outcome}")
+            else:
+                self._after(outcome, why)
+            if why == "start-up":
+                self._set_collection(name, caught_up=True)
         with self._health_lock:
             self.health.last_reconcile = time.time()
 
@@ -508,6 +510,9 @@ class Daemon:
                 for name, rel in locate(self.settings, self.sources, path, event.is_directory):
                     touched.setdefault(name, set()).add(rel)
         for name, rels in touched.items():
+            if len(rels) > APPLY_MAX_PATHS:  # a burst: one walk costs less than a path each
+                self._reconcile([name], why="burst")
+                continue
             try:
                 summary = self.syncers[name].apply(sorted(rels))
             except Interrupted:
@@ -528,7 +533,7 @@ class Daemon:
 
     # ------------------------------------------------------------------ held changes
 
-    def _hold(self, name: str, rels: set[str] | None, exc: WriteFault) -> None:
+    def _hold(self, name: str, rels: set[str] | None, exc: WriteFault | ChildEnded) -> None:
         """Keep changes a commit could not take (``rels`` None: a whole reconcile), to
         retry them with backoff; one line says why, the first time."""
         if self._held.hold(name, rels, exc):
@@ -543,10 +548,12 @@ class Daemon:
         for name, rels in self._held.due():
             if self._stop.is_set():
                 return
-            syncer = self.syncers[name]
             try:
-                summary = syncer.reconcile() if rels is None else syncer.apply(sorted(rels))
-            except WriteFault as exc:
+                if rels is None:
+                    summary = self._reconcile_one(name)
+                else:
+                    summary = self.syncers[name].apply(sorted(rels))
+            except (WriteFault, ChildEnded) as exc:
                 self._hold(name, set() if rels is not None else None, exc)
                 continue
             except Interrupted:
@@ -561,6 +568,13 @@ class Daemon:
             )
             self._write_health(fault=self._held.line())
             self._after(summary, "retry")
+
+    def _reconcile_one(self, name: str) -> Summary:
+        """One collection reconciled in a child process: its summary, or it raises."""
+        [(_, outcome)] = self._child.run([name])
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
 
     def health_snapshot(self) -> dict[str, Any]:
         """The daemon's health as the status file says it, from memory (it may not be

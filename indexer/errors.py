@@ -46,3 +46,8 @@ class Cancel(Protocol):
 
     def is_set(self) -> bool: ...
 
+
+class ChildEnded(StoreError):
+    """The process a watcher started for a reconcile ended before it said how the
+    collection went (killed, by the OOM killer say): nothing was committed past its last
+    commit, and the reconcile is retried until it lands."""

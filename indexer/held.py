@@ -1,5 +1,5 @@
-"""Changes a commit could not take (a full disk, a read-only index folder), kept per
-collection and retried with backoff until they land: nothing the watcher saw is lost
+"""Changes a commit could not take (a full disk, a read-only index folder, a reconcile
+process killed), kept per collection and retried with backoff until they land: nothing the watcher saw is lost
 to a write fault, and status says what is pending and why."""
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ import errno
 import threading
 import time
 from dataclasses import dataclass, field
+
+from indexer.errors import ChildEnded
 
 # Held changes are retried after this long, doubling up to the cap: they land within
 # RETRY_MAX_S of the fault clearing.
@@ -39,14 +41,22 @@ _FAULT_KINDS = {
 }
 
 
-def fault_kind(exc: BaseException) -> str:
-    """The kind of write fault behind an exception, in words."""
+def fault_cause(exc: BaseException) -> OSError | None:
+    """The error of the system behind a write fault, if one is (its causes followed)."""
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, OSError) and seen.errno in _FAULT_KINDS:
-            return _FAULT_KINDS[seen.errno]
+            return seen
         seen = seen.__cause__ or getattr(seen, "cause", None)
-    return "cannot write the index"
+    return None
+
+
+def fault_kind(exc: BaseException) -> str:
+    """The kind of write fault behind an exception, in words."""
+    if isinstance(exc, ChildEnded):
+        return "the reconcile process ended"
+    cause = fault_cause(exc)
+    return "cannot write the index" if cause is None else _FAULT_KINDS[cause.errno or 0]
 
 
 class HeldChanges:

@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from indexer.config import Settings, settings_from_dict
@@ -262,17 +263,33 @@ class SmallDisk:
         subprocess.run(["mount", "-o", mode, str(self.path)], check=True)
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
+def reconcile_processes(pid: int | None = None) -> list[psutil.Process]:
+    """The processes reconciling for the watcher ``pid`` (this process if None)."""
+    found = []
+    for child in psutil.Process(pid).children():
+        with contextlib.suppress(psutil.Error):
+            if "indexer.reconcile_child" in child.cmdline():
+                found.append(child)
+    return found
+
+
+@contextlib.contextmanager
+def small_disk_at(path: Path) -> Iterator[SmallDisk]:
+    """A small disk mounted at ``path`` (made if missing) until the block ends."""
     if not CAN_MOUNT:
         pytest.skip("this process may not mount a tmpfs (the injected faults cover it)")
-    path = tmp_path / "disk"
-    path.mkdir()
+    path.mkdir(parents=True, exist_ok=True)
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(path)], check=True)
     try:
         yield SmallDisk(path)
     finally:
         subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    with small_disk_at(tmp_path / "disk") as disk:
+        yield disk
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -16,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import lookups
+import psutil
 import pytest
-from conftest import UNSEEN, Running, inotify_overflow, polled
+from conftest import UNSEEN, Running, inotify_overflow, polled, reconcile_processes
 
 from indexer.collection import CollectionIndex
 from indexer.config import settings_from_file
@@ -356,33 +358,30 @@ def test_a_batch_that_fails_is_logged_counted_and_reconciled_and_others_go_on(
 
 
 def test_a_reconcile_that_fails_is_logged_counted_and_the_other_collections_go_on(
-    start_daemon, write, monkeypatch, caplog
+    start_daemon, write, caplog
 ) -> None:
-    from indexer.store import Syncer
-
+    """The reports' reconcile fails (another writer holds its index past the lock
+    timeout): the error is logged with its traceback from the reconcile process and
+    counted, and the other collections' reconcile goes on."""
     caplog.set_level("ERROR", logger="indexer.daemon")
     write("reports/a/first.md", "first")
     write("commands/c.md", "a command")
-    d = start_daemon(daemon=UNSEEN)
-    reconcile = Syncer.reconcile
-
-    def failing(self: Syncer, *args: Any, **kwargs: Any) -> Any:
-        if self.source.name == "reports":
-            raise RuntimeError("a bug in the store")
-        return reconcile(self, *args, **kwargs)
-
-    monkeypatch.setattr(Syncer, "reconcile", failing)
+    d = start_daemon(daemon=UNSEEN, index={"lock_timeout_s": 0.2})
     write("reports/a/second.md", "second")
     write("commands/d.md", "another command")
     began = time.time()
-    inotify_overflow()
-    d.wait_until(lambda: keys(d, "commands") == {"c.md", "d.md"})
-    d.wait_until(lambda: (d.daemon.health_snapshot()["last_reconcile"] or 0) >= began)
+    with CollectionIndex(d.daemon.settings.index_dir, get_source("reports")).locked():
+        inotify_overflow()
+        d.wait_until(lambda: keys(d, "commands") == {"c.md", "d.md"})
+        d.wait_until(lambda: (d.daemon.health_snapshot()["last_reconcile"] or 0) >= began)
     assert keys(d, "reports") == {"a/first.md"}
     health = d.daemon.health_snapshot()
-    assert health["last_error"] == "reports: reconcile failed: a bug in the store"
-    said = [r.getMessage() for r in caplog.records if r.exc_info]
-    assert said == ["reports: reconcile (queue overflow) failed"]
+    assert health["last_error"].startswith(
+        f"reports: reconcile failed: the reports index is being written by pid {os.getpid()} "
+    )
+    [record] = [r for r in caplog.records if r.exc_info]
+    assert record.getMessage() == "reports: reconcile (queue overflow) failed"
+    assert "in the reconcile process:" in caplog.text and "IndexLockedError" in caplog.text
 
 
 def test_a_second_daemon_stands_by_naming_the_first_and_takes_over_when_it_stops(
@@ -452,6 +451,13 @@ def _keys(tmp_path: Path) -> set[str]:
     return set(lookups.documents(settings, "reports"))
 
 
+def _keys_if_any(tmp_path: Path) -> set[str]:
+    settings = settings_from_file(tmp_path / "trove.toml")
+    if CollectionIndex(settings.index_dir, get_source("reports")).open() is None:
+        return set()
+    return set(lookups.documents(settings, "reports"))
+
+
 def _lock_holder(tmp_path: Path) -> int | None:
     try:
         return json.loads((tmp_path / "index/reports/writer.lock").read_text())["pid"]
@@ -459,23 +465,43 @@ def _lock_holder(tmp_path: Path) -> int | None:
         return None
 
 
-def test_kill_9_during_a_large_commit_then_restart_recovers(tmp_path, write) -> None:
+def _a_daemon_building(
+    tmp_path: Path, write: Callable[[str, str], Path], reports: int
+) -> tuple[Path, subprocess.Popen]:
+    """A `trove daemon` started over this many reports (its first build is under way)."""
     cfg = _config(tmp_path)
-    for i in range(3000):
+    for i in range(reports):
         write(f"reports/c{i % 10}/r{i}.md", f"report number {i} " * 50)
-    proc = _spawn(cfg)
+    return cfg, _spawn(cfg)
+
+
+def _building(tmp_path: Path, proc: subprocess.Popen) -> psutil.Process:
+    """The reconcile process of daemon ``proc`` once it holds the reports' writer lock."""
+    deadline = time.monotonic() + 60
+    while True:
+        holder = _lock_holder(tmp_path)
+        with contextlib.suppress(psutil.Error):
+            if holder is not None and psutil.Process(holder).ppid() == proc.pid:
+                return psutil.Process(holder)
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.01)  # polling a file another process writes; bounded by the deadline
+
+
+def test_kill_9_during_a_large_commit_then_restart_recovers(tmp_path, write) -> None:
+    cfg, proc = _a_daemon_building(tmp_path, write, 3000)
     try:
-        # Wait until it holds the writer lock of the reports index: it is building.
-        deadline = time.monotonic() + 60
-        while _lock_holder(tmp_path) != proc.pid:
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.01)
+        # Its reconcile process holds the writer lock of the reports index: it is building.
+        child = _building(tmp_path, proc)
         proc.kill()
     finally:
         proc.wait(30)
         assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.close()
         proc.stderr.close()
+    # The reconcile process ends with the daemon, its build abandoned (not finished
+    # unwatched): it leaves no lock for the next one.
+    child.wait(30)
+    assert len(_keys_if_any(tmp_path)) < 3000
     second = _spawn(cfg)
     try:
         _wait_status(tmp_path, lambda s: s.get("state") == "watching", second)
@@ -546,15 +572,9 @@ def test_sigterm_during_a_batch_exits_cleanly_and_loses_nothing(tmp_path, write)
 
 
 def test_sigterm_during_the_start_up_reconcile_abandons_it_promptly(tmp_path, write) -> None:
-    cfg = _config(tmp_path)
-    for i in range(4000):
-        write(f"reports/c{i % 10}/r{i}.md", f"report number {i} " * 50)
-    proc = _spawn(cfg)
+    _, proc = _a_daemon_building(tmp_path, write, 4000)
     try:
-        deadline = time.monotonic() + 60
-        while _lock_holder(tmp_path) != proc.pid:
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.01)
+        child = _building(tmp_path, proc)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=15)
     finally:
@@ -562,7 +582,34 @@ def test_sigterm_during_the_start_up_reconcile_abandons_it_promptly(tmp_path, wr
             proc.kill()
             proc.communicate()
     assert proc.returncode == 0, err
+    assert not child.is_running()  # its reconcile process stopped first
     assert json.loads((tmp_path / "index/daemon.json").read_text())["state"] == "stopped"
+
+
+def test_a_reconcile_process_killed_mid_build_is_said_and_its_reconcile_retried(
+    tmp_path, write
+) -> None:
+    """kill -9 of the process building the index for a daemon (as the OOM killer would):
+    the daemon says so, goes on, and reconciles again until the index is whole."""
+    _, proc = _a_daemon_building(tmp_path, write, 3000)
+    try:
+        child = _building(tmp_path, proc)
+        child.kill()
+        # Caught up, and the reconcile held meanwhile has landed.
+        status = _wait_status(
+            tmp_path, lambda s: s.get("state") == "watching" and not s.get("fault"), proc
+        )
+        assert status["last_error"].startswith(
+            f"the reconcile process (pid {child.pid}) ended by signal 9 (SIGKILL)"
+        )
+        assert _keys(tmp_path) == set(walk(tmp_path / "reports", get_source("reports")).files)
+        assert len(_keys(tmp_path)) == 3000
+        assert proc.poll() is None
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "reports: the reconcile process" in err and "retried until they land" in err
 
 
 def test_an_idle_daemon_compacts_the_segments_batches_leave(start_daemon, write, tmp_path) -> None:
@@ -789,30 +836,22 @@ def test_a_bug_in_the_loop_is_logged_and_counted_and_the_loop_goes_on(
 
 
 def test_stopping_during_the_start_up_catch_up_with_a_batch_waiting_ends_promptly(
-    make_settings, write, monkeypatch
+    make_settings, write
 ) -> None:
-    """A batch waits for the start-up catch-up; stopped meanwhile, the daemon ends within
-    seconds (the batch gives up, and the next start-up catch-up finds its change)."""
-    from indexer.store import Syncer
-
+    """The start-up catch-up waits (another writer holds the reports index) and a batch
+    waits for it; stopped meanwhile, the daemon ends within seconds, its reconcile
+    process too (the batch gives up, and the next start-up catch-up finds its change)."""
     write("reports/a/first.md", "there before the daemon")
-    reconcile = Syncer.reconcile
-    entered, release = threading.Event(), threading.Event()
-
-    def held_back(self: Syncer, *args: Any, **kwargs: Any) -> Any:
-        if self.source.name == "reports":
-            entered.set()
-            release.wait(TIMEOUT)
-        return reconcile(self, *args, **kwargs)
-
-    monkeypatch.setattr(Syncer, "reconcile", held_back)
-    running = Running(make_settings(daemon={"quiet_ms": 20}))
-    running.thread.start()
-    assert entered.wait(TIMEOUT)
-    write("reports/a/during.md", "written during the catch-up")
-    polled(lambda: running.daemon.health_snapshot()["events"] >= 1, timeout=TIMEOUT)
-    running.daemon.stop()
-    release.set()
-    running.thread.join(TIMEOUT)
-    assert not running.thread.is_alive() and not running.errors
+    settings = make_settings(daemon={"quiet_ms": 20}, index={"lock_timeout_s": 60})
+    running = Running(settings)
+    with CollectionIndex(settings.index_dir, get_source("reports")).locked():
+        running.thread.start()
+        polled(lambda: len(reconcile_processes()) == 1, timeout=TIMEOUT)
+        [child] = reconcile_processes()
+        write("reports/a/during.md", "written during the catch-up")
+        polled(lambda: running.daemon.health_snapshot()["events"] >= 1, timeout=TIMEOUT)
+        running.daemon.stop()
+        running.thread.join(TIMEOUT)
+        assert not running.thread.is_alive() and not running.errors
+        assert not child.is_running()
     assert not running.daemon.wait_ready(0)

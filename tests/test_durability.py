@@ -22,7 +22,15 @@ from typing import Any
 
 import lookups
 import pytest
-from conftest import UNSEEN, SmallDisk, inotify_overflow, polled
+from conftest import (
+    DAEMON_TIMEOUT,
+    UNSEEN,
+    SmallDisk,
+    inotify_overflow,
+    polled,
+    reconcile_processes,
+    small_disk_at,
+)
 
 from indexer.collection import LOCK_FILE
 from indexer.config import Settings
@@ -321,29 +329,41 @@ def test_one_collection_still_refused_does_not_hold_back_another_s_retry(
 
 
 def test_a_reconcile_refused_is_held_whole_and_lands_when_the_fault_clears(
-    make_settings, write, injected: Injected, run_daemon, caplog
+    tmp_path: Path, make_settings, write, run_daemon, caplog
 ) -> None:
     """Changes no event told of (a source polled too seldom), found by a reconcile the
-    index folder refuses: the whole collection is held and reconciled again until it
-    lands; the other collections' reconciles go on meanwhile."""
-    settings, d = _two_collections(write, make_settings, run_daemon, **UNSEEN)
+    reports' index folder refuses (its own disk, remounted read-only): the whole
+    collection is held and reconciled again until it lands; the other collections'
+    reconciles go on meanwhile."""
     caplog.set_level("INFO", logger="indexer.daemon")
-    write("reports/net/zebra_20251201.md", "a zebrafish report")
-    write("commands/okapi.md", "an okapi command")
-    injected.errno = errno.EROFS
-    injected.collections = lambda collection: collection == "reports"
-    inotify_overflow()
-    d.wait_until(lambda: "okapi.md" in lookups.documents(settings, "commands"))
-    d.wait_until(lambda: bool(d.daemon.health_snapshot()["fault"]))
-    refused = injected.made
-    polled(lambda: injected.made > refused)  # reconciled again, refused again
-    [said] = [r.getMessage() for r in caplog.records if "retried" in r.getMessage()]
-    assert said.startswith("reports: ") and FAULTS[errno.EROFS] in said
-    health = d.daemon.health_snapshot()
-    assert health["pending"] == 1 and FAULTS[errno.EROFS] in health["last_error"]
-    assert _found(settings, "zebrafish") == set()
-    injected.errno = None
-    d.wait_until(lambda: bool(_found(settings, "zebrafish")))
+    with small_disk_at(tmp_path / "index" / "reports") as disk:
+        settings, d = _two_collections(write, make_settings, run_daemon, **UNSEEN)
+        write("reports/net/zebra_20251201.md", "a zebrafish report")
+        write("commands/okapi.md", "an okapi command")
+        disk.read_only(True)
+        try:
+            inotify_overflow()
+            d.wait_until(lambda: "okapi.md" in lookups.documents(settings, "commands"))
+            d.wait_until(lambda: bool(d.daemon.health_snapshot()["fault"]))
+            # Reconciled again, refused again: by more than one reconcile process.
+            tried: set[int] = set()
+
+            def tried_twice() -> bool:
+                tried.update(p.pid for p in reconcile_processes())
+                return len(tried) >= 2
+
+            polled(tried_twice)
+            [said] = [r.getMessage() for r in caplog.records if "retried" in r.getMessage()]
+            assert said.startswith("reports: ") and FAULTS[errno.EROFS] in said
+            health = d.daemon.health_snapshot()
+            assert health["pending"] == 1 and FAULTS[errno.EROFS] in health["last_error"]
+            assert health["fault"].startswith("index folder read-only: changes pending since ")
+            assert _found(settings, "zebrafish") == set()
+        finally:
+            disk.read_only(False)
+        d.wait_until(lambda: bool(_found(settings, "zebrafish")))
+        d.daemon.stop()
+        d.thread.join(DAEMON_TIMEOUT)
     [landed] = _landed(caplog)
     assert re.fullmatch(
         r"reports: every held change\(s\) landed, \d+\.\d s after the first failure", landed

@@ -22,7 +22,7 @@ import anyio
 import lookups
 import psutil
 import pytest
-from conftest import SmallDisk
+from conftest import SmallDisk, reconcile_processes
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -179,16 +179,23 @@ async def test_a_report_written_while_trove_mcp_runs_is_found_by_its_next_search
         assert answer["freshness"]["as_of"] is not None and not answer["freshness"]["catching_up"]
 
 
-async def test_a_file_written_while_nothing_ran_is_found_once_the_catch_up_ends_and_answers_say_so(
-    tmp_path: Path,
-) -> None:
+async def _a_late_report_and_the_reports_lock_held(tmp_path: Path) -> tuple[Path, int]:
+    """An index of a seed report, then a report written while nothing ran
+    ("okapiunicorn"); the config, and the reports index's writer lock held here (a file
+    descriptor, to close): the catch-up of reports waits for it."""
     config = _config(tmp_path)
     _report(tmp_path, "seed_20251101.md", "a seed report")
     await _reindex(config)
     _report(tmp_path, "late_20251202.md", "written while nothing ran: okapiunicorn")
-    # The reports index's writer lock, held here: the catch-up of reports waits for it.
     lock = os.open(tmp_path / "index" / "reports" / "writer.lock", os.O_RDWR)
     fcntl.flock(lock, fcntl.LOCK_EX)
+    return config, lock
+
+
+async def test_a_file_written_while_nothing_ran_is_found_once_the_catch_up_ends_and_answers_say_so(
+    tmp_path: Path,
+) -> None:
+    config, lock = await _a_late_report_and_the_reports_lock_held(tmp_path)
     try:
         async with mcp(config, "late") as server:
 
@@ -208,6 +215,30 @@ async def test_a_file_written_while_nothing_ran_is_found_once_the_catch_up_ends_
             assert _names(await server.search("okapiunicorn")) == ["late_20251202.md"]
     finally:
         os.close(lock)
+
+
+async def test_a_trove_mcp_killed_during_its_catch_up_leaves_no_reconcile_behind(
+    tmp_path: Path,
+) -> None:
+    """kill -9 of a `trove mcp` whose catch-up runs (its reconcile process waits for the
+    reports' writer lock, held here): the reconcile process ends with it, and the next
+    `trove mcp` catches up and answers."""
+    config, lock = await _a_late_report_and_the_reports_lock_held(tmp_path)
+    try:
+        async with mcp(config, "killed") as server:
+
+            async def reconciling() -> bool:
+                return bool(reconcile_processes(server.pid))
+
+            await until(reconciling, START_S)
+            [child] = reconcile_processes(server.pid)
+            os.kill(server.pid, signal.SIGKILL)
+            await anyio.to_thread.run_sync(child.wait, FRESH_S)
+    finally:
+        os.close(lock)
+    async with mcp(config, "next") as server:
+        await _watching(config, server.pid)
+        assert _names(await server.search("okapiunicorn")) == ["late_20251202.md"]
 
 
 async def test_polling_mode_sees_new_edited_and_deleted_files(tmp_path: Path) -> None:
