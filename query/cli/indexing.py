@@ -183,6 +183,7 @@ def daemon(
 ) -> None:
     """Reconcile, then watch the sources and keep the indexes fresh until SIGTERM/SIGINT."""
     import signal
+    import threading
 
     from indexer.daemon import Daemon
 
@@ -195,7 +196,9 @@ def daemon(
 
     def on_signal(signum: int, frame: Any) -> None:
         interrupted.append(signum)
-        worker.stop()
+        # From another thread: the daemon runs in this one, and stopping takes a lock
+        # that the code this signal interrupted may hold.
+        threading.Thread(target=worker.stop, name="trove-stop").start()
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
