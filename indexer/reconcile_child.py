@@ -272,6 +272,9 @@ class _Stop:
 def main() -> None:
     cancel = _Stop()
     signal.signal(signal.SIGTERM, cancel.set)
+    # A Ctrl-C at a terminal reaches the whole process group: the watcher stops this
+    # process itself (SIGTERM), between commits.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The frames go on the real stdout; anything else printed goes to stderr.
     frames = _Frames(os.fdopen(os.dup(1), "wb"), cancel)
     os.dup2(2, 1)
