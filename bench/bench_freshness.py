@@ -27,6 +27,7 @@ Polling the answers every millisecond is the measurement itself, not a test wait
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -298,10 +299,14 @@ async def via_mcp(cfg: Path, args: argparse.Namespace) -> list[tuple[str, str]]:
                 f"{first['freshness']['catching_up']} / {bool(first['results'])}",
             )
         )
+        child_peak = 0  # the RSS of the process reconciling for the watcher, as sampled
         while not (
             status_of(settings).get("pid") == server.pid
             and status_of(settings).get("state") == "watching"
         ):
+            for child in psutil.Process(server.pid).children():
+                with contextlib.suppress(psutil.Error):
+                    child_peak = max(child_peak, child.memory_info().rss)
             await anyio.sleep(0.005)
         rows.append(("catch-up ended, from spawning", f"{time.perf_counter() - spawned:.2f} s"))
         rows.append(
@@ -314,6 +319,9 @@ async def via_mcp(cfg: Path, args: argparse.Namespace) -> list[tuple[str, str]]:
         rows.append(("  the offline report found after it", str(bool(after["results"]))))
         rss = psutil.Process(server.pid).memory_info().rss / 1048576
         rows.append(("trove mcp (the watcher) RSS after its catch-up", f"{rss:.0f} MB"))
+        rows.append(
+            ("  its reconcile process's peak RSS (sampled)", f"{child_peak / 1048576:.0f} MB")
+        )
 
         existing = sorted(root.glob("*/*.md"))[:: max(1, args.reports // max(1, args.edits))]
         kinds = ("add", "edit", "delete", "move", "rename")
