@@ -9,7 +9,7 @@ which does the walk and the commit and exits, giving back all it held. The child
 also the one process that forks writer processes for a big build: the watcher has
 threads, and a process with threads must not fork.
 
-The child is ``python -m indexer.reconcile_child``: the job (settings, collections, the
+The child runs this module's ``main`` in this Python: the job (settings, collections, the
 log levels) comes pickled on its stdin; what it says goes back pickled on a pipe, one
 frame at a time: log records (the watcher's logging handles them, as if its own), then
 one outcome per collection. It ends when its parent does (SIGTERM, on Linux by the
@@ -110,14 +110,10 @@ class ReconcileChild:
 
     def _start(self, names: list[str]) -> subprocess.Popen[bytes]:
         job = Job(self.settings, names, os.getpid(), _levels())
-        here = str(Path(__file__).resolve().parent.parent)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
         process = subprocess.Popen(
-            [sys.executable, "-m", "indexer.reconcile_child"],
+            _command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env=env,
             close_fds=True,
         )
         self._running[process.pid] = process
@@ -142,6 +138,15 @@ class ReconcileChild:
             if process.stdout is not None:
                 process.stdout.close()
             self._running.pop(process.pid, None)
+
+
+def _command() -> list[str]:
+    """How the child is started: this Python, without the working folder on its path (a
+    folder of the user's named ``indexer`` would be imported instead), and with the
+    folder this package came from last on it (found first where it is installed)."""
+    here = str(Path(__file__).resolve().parent.parent)
+    code = f"import sys; sys.path.append({here!r}); from {__name__} import main; main()"
+    return [sys.executable, "-P", "-c", code]
 
 
 def _frames(stream: IO[bytes]) -> Iterator[tuple[Any, ...]]:
@@ -296,7 +301,3 @@ def main() -> None:
         frames.send("outcome", name, outcome)
         if isinstance(outcome, Interrupted):
             break
-
-
-if __name__ == "__main__":
-    main()

@@ -268,7 +268,7 @@ def reconcile_processes(pid: int | None = None) -> list[psutil.Process]:
     found = []
     for child in psutil.Process(pid).children():
         with contextlib.suppress(psutil.Error):
-            if "indexer.reconcile_child" in child.cmdline():
+            if any("indexer.reconcile_child" in arg for arg in child.cmdline()):
                 found.append(child)
     return found
 

@@ -384,6 +384,19 @@ def test_a_reconcile_that_fails_is_logged_counted_and_the_other_collections_go_o
     assert "in the reconcile process:" in caplog.text and "IndexLockedError" in caplog.text
 
 
+def test_a_folder_of_the_users_named_indexer_is_not_what_the_reconcile_process_runs(
+    start_daemon, write, tmp_path, monkeypatch
+) -> None:
+    """The daemon's reconcile process starts in the daemon's working folder, which may
+    hold a package of the user's called ``indexer``: trove's own is what it imports."""
+    write("work/indexer/__init__.py", "raise ImportError('the user's own indexer')\n")
+    write("reports/a/first.md", "first")
+    monkeypatch.chdir(tmp_path / "work")
+    d = start_daemon()
+    assert keys(d, "reports") == {"a/first.md"}
+    assert not d.daemon.health_snapshot()["last_error"]
+
+
 def test_a_second_daemon_stands_by_naming_the_first_and_takes_over_when_it_stops(
     start_daemon, write, caplog
 ) -> None:
