@@ -11,9 +11,10 @@ events, or polling on network and FUSE filesystems, where other machines' change
 no event, and when the kernel's inotify limits are reached. Events are batched by a
 debouncer (a short quiet window, a bounded maximum delay) and each batch is applied
 with one commit per touched index, through the same ``Syncer`` that ``trove reindex``
-uses. Safety nets: a kernel queue overflow (which watchdog only logs), a dead observer
-or the inotify watch limit trigger a fallback and a full reconcile; a periodic
-reconcile catches anything else.
+uses; a reconcile of a whole collection runs in a child process, which gives back the
+memory its walk took when it exits (indexer/reconcile_child.py). Safety nets: a kernel
+queue overflow (which watchdog only logs), a dead observer or the inotify watch limit
+trigger a fallback and a full reconcile; a periodic reconcile catches anything else.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Changes a commit could not take (a full disk, a read-only index folder, a reconcile
-process killed), kept per collection and retried with backoff until they land: nothing the watcher saw is lost
-to a write fault, and status says what is pending and why."""
+process killed), kept per collection and retried with backoff until they land: nothing
+the watcher saw is lost to a write fault, and status says what is pending and why."""
 
 from __future__ import annotations
 
