@@ -41,8 +41,6 @@ from indexer.held import fault_cause
 from indexer.sources.registry import get_source
 from indexer.store import Summary, Syncer
 
-log = logging.getLogger(__name__)
-
 # Once asked to stop, how long the child has to end on its own before it is killed.
 STOP_GRACE_S = 10.0
 # prctl(2)'s PR_SET_PDEATHSIG: a signal the kernel sends this process when its parent ends.
