@@ -234,7 +234,7 @@ def test_the_daemon_keeps_refused_changes_and_lands_them_when_the_fault_clears(
 
     def both_held() -> bool:
         # Both changes held, none waiting in a batch: the fault is cleared with nothing
-        # left for a batch to land before the retry does.
+        # left for a batch to land before a retry does.
         health = d.daemon.health_snapshot()
         return health["pending"] == 2 and "2 changes pending" in health["fault"]
 
@@ -247,9 +247,10 @@ def test_the_daemon_keeps_refused_changes_and_lands_them_when_the_fault_clears(
     said = [r.getMessage() for r in caplog.records]
     landed = [m for m in said if "held change(s) landed" in m]
     assert landed and re.fullmatch(
-        r"reports: 2 held change\(s\) landed, \d+\.\d s after the first failure", landed[0]
+        r"reports: [12] held change\(s\) landed, \d+\.\d s after the first failure", landed[0]
     )
-    assert any(re.match(r"reports \(retry\): \+2 ~0 -0 in ", m) for m in said)
+    # (Two retries when the fault cleared during one that began with the first change.)
+    assert any(re.match(r"reports \(retry\): \+[12] ~0 -0 in ", m) for m in said)
     # The health says so once the retry returns, a moment after its commit is seen.
     d.wait_until(lambda: d.daemon.health_snapshot()["fault"] == "", timeout=5.0)
     assert d.thread.is_alive()
