@@ -6,7 +6,9 @@ plain-scan reference engine) reads them the same way."""
 from __future__ import annotations
 
 import os
+import pickle
 import stat
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,22 +69,103 @@ class Under:
         )
 
 
-def walk(root: Path, source: Selection) -> Listing:
+def walk(root: Path, source: Selection, processes: int = 1) -> Listing:
     """Every file of the collection under ``root`` with its (mtime_ns, size).
 
     Symlinks are followed only while they stay inside the root; a folder is entered once
     (symlink loops end there). Files that are not regular files are left out. A root that
     exists but cannot be listed (permissions) raises StoreError: an empty listing would
     delete every document of the collection.
+
+    ``processes`` > 1 splits the walk by the root's entries between this process and
+    forked ones (only a process without threads may pass it): a `stat` a file is most of
+    a walk, and one process makes them one at a time. The listing is the same as one
+    process's (where a folder is reached twice, by a symlink, the walk is made again in
+    one process, which decides which path lists it).
     """
+    if processes > 1:
+        split = _walk_split(root, source, processes)
+        if split is not None:
+            return split
+    listing, _ = _walk_share(root, source, (0, 1))
+    return listing
+
+
+def _walk_split(root: Path, source: Selection, processes: int) -> Listing | None:
+    """The walk split among ``processes`` (this one and forked ones); None where a folder
+    was reached twice (the walk in one process says by which path) or a forked one
+    failed."""
+    forks: list[tuple[int, int]] = []  # (pid, read end of its pipe)
+    for share in range(1, processes):
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the forked walker: its share, pickled down the pipe
+            os.close(read_end)
+            code = 1
+            try:
+                result: object = _walk_share(root, source, (share, processes))
+            except StoreError as exc:
+                result = exc
+            try:
+                with os.fdopen(write_end, "wb") as out:
+                    pickle.dump(result, out, pickle.HIGHEST_PROTOCOL)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        forks.append((pid, read_end))
+    try:
+        mine = _walk_share(root, source, (0, processes))
+    finally:
+        theirs = [_collect(pid, read_end) for pid, read_end in forks]
+    listing, entered = mine
+    for share_result in theirs:
+        if isinstance(share_result, StoreError):
+            raise share_result
+        if share_result is None:
+            return None
+        part, folders = share_result
+        if listing.skipped[SEEN_BEFORE] or part.skipped[SEEN_BEFORE] or entered & folders:
+            return None
+        entered |= folders
+        listing.files.update(part.files)
+        listing.skipped.update(part.skipped)
+    return listing
+
+
+def _collect(pid: int, read_end: int) -> tuple[Listing, set[tuple[int, int]]] | StoreError | None:
+    """What a forked walker sent (None if it sent nothing whole), once it has ended."""
+    try:
+        with os.fdopen(read_end, "rb") as stream:
+            data = stream.read()
+    finally:
+        os.waitpid(pid, 0)
+    try:
+        result = pickle.loads(data)
+    except Exception:  # noqa: BLE001 (cut short: the walker died)
+        return None
+    return result
+
+
+# Why a folder is not entered a second time.
+SEEN_BEFORE = "folder seen before (a symlink loop or a second link)"
+
+
+def _walk_share(
+    root: Path, source: Selection, share: tuple[int, int]
+) -> tuple[Listing, set[tuple[int, int]]]:
+    """The walk of the root's entries in ``share`` (k of n: those whose name's CRC-32 is k
+    modulo n): its listing, and the folders below the root it entered."""
+    k, n = share
     listing = Listing()
-    root_real = os.path.realpath(root)
     seen_dirs: set[tuple[int, int]] = set()
+    root_real = os.path.realpath(root)
     try:
         st = os.stat(root)
     except OSError:
-        return listing
-    seen_dirs.add((st.st_dev, st.st_ino))
+        return listing, seen_dirs
+    root_id = (st.st_dev, st.st_ino)
+    seen_dirs.add(root_id)
     stack: list[tuple[tuple[str, ...], str]] = [((), str(root))]
     while stack:
         prefix, folder = stack.pop()
@@ -98,6 +181,8 @@ def walk(root: Path, source: Selection) -> Listing:
             listing.skipped[f"unreadable folder: {exc.strerror}"] += 1
             continue
         for entry in entries:
+            if not prefix and n > 1 and _share_of(entry.name, n) != k:
+                continue
             if is_hidden(entry.name):
                 continue
             parts = (*prefix, entry.name)
@@ -116,7 +201,7 @@ def walk(root: Path, source: Selection) -> Listing:
                         continue
                     st = entry.stat()
                     if (st.st_dev, st.st_ino) in seen_dirs:
-                        listing.skipped["folder seen before (a symlink loop or a second link)"] += 1
+                        listing.skipped[SEEN_BEFORE] += 1
                         continue
                     seen_dirs.add((st.st_dev, st.st_ino))
                     stack.append((parts, entry.path))
@@ -135,7 +220,12 @@ def walk(root: Path, source: Selection) -> Listing:
                 listing.skipped["not a regular file"] += 1
                 continue
             listing.files["/".join(parts)] = (st.st_mtime_ns, st.st_size)
-    return listing
+    return listing, seen_dirs - {root_id}
+
+
+def _share_of(name: str, shares: int) -> int:
+    """Which share of a split walk a root's entry is in (any process finds the same)."""
+    return zlib.crc32(name.encode("utf-8", "surrogateescape")) % shares
 
 
 def regular_file_stat(path: str) -> tuple[int, int] | None:

@@ -19,6 +19,7 @@ import logging
 import os
 import pickle
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sized
@@ -59,6 +60,8 @@ APPLY_MAX_PATHS = 500
 # share of the collection's files (and APPLY_MAX_PATHS) it reads all of it in one pass,
 # which then costs less.
 CATCH_UP_MAX_SHARE = 0.05
+# A reconcile's walk is split among at most this many processes (one per core).
+WALKERS = 4
 # A watcher batch compacts at once, rather than when the daemon is idle, from this many
 # segments on.
 BUSY_MAX_SEGMENTS = 16
@@ -245,7 +248,7 @@ class Syncer:
             summary.missing_root = True
             listing = Listing()
         else:
-            listing = walk(self.root, self.source)
+            listing = walk(self.root, self.source, processes=self._walkers())
         summary.skipped.update(listing.skipped)
         held: Callable[[set[str]], set[str]] | None = None
         if full or created:
@@ -290,6 +293,13 @@ class Syncer:
         streamed = len(listing.files) if stream else 0
         self._commit(index, plan, clear=full and not created, streamed=streamed)
         self._compact_locked(index.refresh())
+
+    def _walkers(self) -> int:
+        """How many processes walk the files: one per core (up to WALKERS) where this
+        process may fork (``parallel``, and no other thread runs), else one."""
+        if not self.parallel or threading.active_count() > 1:
+            return 1
+        return max(1, min(WALKERS, os.cpu_count() or 1))
 
     def _held_elsewhere(self, index: Index, differ: set[str]) -> Callable[[set[str]], set[str]]:
         """Which of some keys a document of a file not in ``differ`` (one that did not

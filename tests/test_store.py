@@ -204,6 +204,69 @@ def test_symlinks_are_not_followed_out_of_the_root_and_loops_end(
     assert content_hits(s, ReportsSource(), "secret") == set()
 
 
+def _a_tree_of_every_kind_of_entry(root: Path) -> None:
+    """Folders and files the walk keeps, and every kind it leaves out, at the root and
+    below it: hidden, a name not UTF-8, a symlink out of the root, a FIFO, a symlink to a
+    file inside; commands' and conversations' layouts too."""
+    for i in range(30):
+        for j in range(3):
+            (root / f"c{i}").mkdir(parents=True, exist_ok=True)
+            (root / f"c{i}" / f"r{j}_2025110{j + 1}.md").write_text(f"report {i} {j}")
+    (root / "2025-11-02" / "001-slug").mkdir(parents=True)
+    (root / "2025-11-02" / "001-slug" / "conversation.md").write_text("a conversation")
+    (root / "top.md").write_text("a file at the root")
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "r.md").write_text("hidden")
+    (root / "c1" / "r.md~").write_text("a backup")
+    os.mkdir(os.path.join(os.fsencode(root), b"bad\xff"))
+    outside = root.parent / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("secret")
+    (root / "out").symlink_to(outside)
+    os.mkfifo(root / "c2" / "pipe.md")
+    (root / "c3" / "alias.md").symlink_to(root / "c3" / "r0_20251101.md")
+
+
+@pytest.mark.parametrize("processes", [2, 3])
+def test_a_walk_split_among_processes_lists_what_one_process_lists(tmp_path, processes) -> None:
+    from indexer.files import _walk_split, walk
+
+    root = tmp_path / "root"
+    _a_tree_of_every_kind_of_entry(root)
+    for source in (ReportsSource(), CommandsSource(), get_source("conversations")):
+        one = walk(root, source)
+        assert _walk_split(root, source, processes) is not None  # split, not walked again
+        split = walk(root, source, processes)
+        assert split.files == one.files and split.skipped == one.skipped
+        assert one.files  # each layout finds files here
+
+
+def test_a_split_walk_that_meets_a_folder_twice_walks_again_in_one_process(tmp_path) -> None:
+    """A folder reached by two paths (a symlink to a folder inside): one process decides
+    which path lists it, as a walk in one process does."""
+    from indexer.files import _walk_split, walk
+
+    root = tmp_path / "root"
+    _a_tree_of_every_kind_of_entry(root)
+    (root / "zz-alias").symlink_to(root / "c7")
+    (root / "loop").symlink_to(root)
+    source = ReportsSource()
+    assert _walk_split(root, source, 2) is None
+    one, split = walk(root, source), walk(root, source, 2)
+    assert split.files == one.files and split.skipped == one.skipped
+    assert one.skipped["folder seen before (a symlink loop or a second link)"] == 2
+
+
+def test_a_root_that_cannot_be_listed_fails_a_split_walk_too(tmp_path) -> None:
+    from indexer.files import walk
+
+    root = tmp_path / "root"
+    root.write_text("a file where the folder should be")
+    for processes in (1, 2):
+        with pytest.raises(StoreError, match="cannot list"):
+            walk(root, ReportsSource(), processes)
+
+
 def test_read_file_refuses_a_path_leading_out_of_the_root(tmp_path) -> None:
     from indexer.files import SkipFile
 
@@ -330,8 +393,8 @@ def test_a_file_that_vanishes_between_listing_and_reading(
     write("reports/a/ok.md", "ok")
     real_walk = store.walk
 
-    def walk_then_delete(root, source):
-        listing = real_walk(root, source)
+    def walk_then_delete(root, source, processes=1):
+        listing = real_walk(root, source, processes)
         for path in gone:
             path.unlink()
         return listing
