@@ -193,6 +193,11 @@ def test_a_burst_of_5000_files_ends_fully_indexed(start_daemon, write, tmp_path)
     assert keys(d, "reports") == set(walk(tmp_path / "reports", get_source("reports")).files)
 
 
+def _logged(caplog: pytest.LogCaptureFixture, start: str) -> bool:
+    """Whether a line beginning ``start`` was logged."""
+    return any(r.getMessage().startswith(start) for r in caplog.records)
+
+
 def test_a_queue_overflow_is_noticed_and_reconciled(start_daemon, write, tmp_path, caplog) -> None:
 
     caplog.set_level("INFO", logger="indexer.daemon")
@@ -207,10 +212,10 @@ def test_a_queue_overflow_is_noticed_and_reconciled(start_daemon, write, tmp_pat
     # ...and the warning watchdog logs on a kernel queue overflow, its only signal.
     inotify_overflow()
     d.wait_until(lambda: keys(d, "reports") == {"lost/r1.md", "lost/r2.md"})
+    # Said once the reconcile process's outcome is in (a moment after its commit is seen).
+    d.wait_until(lambda: _logged(caplog, "reports (queue overflow): +2 ~0 -0 in "))
     assert d.daemon.health.overflows == 1
     assert d.daemon.health.last_error == "event queue overflowed: events were lost; reconciling"
-    said = [r.getMessage() for r in caplog.records]
-    assert any(m.startswith("reports (queue overflow): +2 ~0 -0 in ") for m in said), said
     # Each overflow is counted.
     inotify_overflow()
     polled(lambda: d.daemon.health_snapshot()["overflows"] == 2, timeout=TIMEOUT)
@@ -349,12 +354,12 @@ def test_a_batch_that_fails_is_logged_counted_and_reconciled_and_others_go_on(
     d.wait_until(lambda: keys(d, "reports") == {"a/first.md", "a/second.md"})
     d.wait_until(lambda: keys(d, "commands") == {"c.md", "d.md"})
     [name] = failed
+    d.wait_until(lambda: _logged(caplog, f"{name} (requested): +1 ~0 -0 in "))
     health = d.daemon.health_snapshot()
     assert health["errors"] >= 1
     assert health["last_error"] == f"{name}: batch failed: a bug in the store"
     said = [r.getMessage() for r in caplog.records]
     assert f"{name}: applying a batch failed; reconciling" in said
-    assert any(m.startswith(f"{name} (requested): +1 ~0 -0 in ") for m in said), said
 
 
 def test_a_reconcile_that_fails_is_logged_counted_and_the_other_collections_go_on(
@@ -779,8 +784,8 @@ def test_the_periodic_reconcile_finds_what_the_watcher_missed_at_its_interval(
     d = start_daemon(daemon={"reconcile_interval_s": 1.0, **UNSEEN})
     write("reports/a/missed.md", "no event tells of this one")
     d.wait_until(lambda: "a/missed.md" in keys(d, "reports"))
-    said = [r.getMessage() for r in caplog.records]
-    assert any(m.startswith("reports (periodic): +1 ~0 -0 in ") for m in said), said
+    d.wait_until(lambda: _logged(caplog, "reports (periodic): +1 ~0 -0 in "))
+    d.wait_until(lambda: d.daemon.health_snapshot()["last_reconcile"] is not None)
     first = d.daemon.health_snapshot()["last_reconcile"]
     d.wait_until(lambda: d.daemon.health_snapshot()["last_reconcile"] > first, timeout=20)
     assert d.daemon.health_snapshot()["last_reconcile"] - first >= 0.9
