@@ -141,7 +141,7 @@ class Daemon:
             with Beating(self._write_health):
                 self._start_watching()
                 self._catch_up()
-            release_free_memory()  # what the start-up held
+            release_free_memory()  # what the start-up freed (~15 MB at 1M reports)
             if self._stop.is_set():
                 return
             took = round(time.perf_counter() - began, 3)

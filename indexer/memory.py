@@ -1,8 +1,10 @@
-"""Giving memory back to the system after a peak (a catch-up's walk of every file).
+"""Giving memory back to the system after a peak (a watcher's start-up).
 
-Python frees the objects of a walk when it ends, but the C library keeps the freed heap
-for the process: a long-running process would go on holding its peak. glibc's
-``malloc_trim`` returns what it can.
+Python frees the objects of a piece of work when it ends, but the C library keeps the
+freed heap for the process: a long-running process would go on holding its peak.
+glibc's ``malloc_trim`` returns what it can. (The catch-up's walk, the largest such
+peak, now runs in a child process; at 1M reports a watching `trove mcp` still holds
+297 MB after its start-up without this, 282-284 MB with it.)
 """
 
 from __future__ import annotations
