@@ -15,6 +15,9 @@ from indexer.errors import ChildEnded
 # RETRY_MAX_S of the fault clearing.
 RETRY_FIRST_S = 0.25
 RETRY_MAX_S = 2.0
+# A reconcile process that keeps ending (the OOM killer strikes it each time) is started
+# again at most once a minute: each try costs the machine a walk and a build's memory.
+RETRY_CHILD_MAX_S = 60.0
 
 
 @dataclass
@@ -84,7 +87,8 @@ class HeldChanges:
                 held.since_due |= rels
             held.what = fault_kind(exc)
             held.attempts += 1
-            held.due = time.monotonic() + min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (held.attempts - 1))
+            cap = RETRY_CHILD_MAX_S if isinstance(exc, ChildEnded) else RETRY_MAX_S
+            held.due = time.monotonic() + min(cap, RETRY_FIRST_S * 2 ** (held.attempts - 1))
             return first
 
     def due(self) -> list[tuple[str, set[str] | None]]:

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from indexer import held
+from indexer.errors import ChildEnded
 from indexer.held import HeldChanges, fault_kind
 
 
@@ -106,6 +107,21 @@ def test_a_retry_is_due_after_a_quarter_second_doubling_up_to_two(clock: Clock) 
             clock.advance(0.125)
         waits.append(clock.mono - start)
     assert waits == [0.25, 0.5, 1.0, 2.0, 2.0, 2.0]
+
+
+def test_a_reconcile_process_that_keeps_ending_is_retried_at_most_once_a_minute(
+    clock: Clock,
+) -> None:
+    changes = HeldChanges()
+    waits = []
+    for _ in range(11):
+        changes.hold("reports", None, ChildEnded("ended by signal 9 (SIGKILL)"))
+        start = clock.mono
+        while not changes.due():
+            clock.advance(0.125)
+        waits.append(clock.mono - start)
+    assert waits == [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0, 60.0]
+    assert changes.line().startswith("the reconcile process ended: changes pending")
 
 
 def test_a_retry_is_due_at_its_time_exactly(clock: Clock) -> None:
