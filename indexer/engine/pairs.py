@@ -33,8 +33,10 @@ from indexer.cjk import CJK_CHARS
 
 _RUN = re.compile(rf"[{CJK_CHARS}]{{2,}}")
 _PAIR = re.compile(rf"[{CJK_CHARS}]{{2}}")
-# Every CJK character is below U+10000 and three bytes in UTF-8, led by one of these.
-_LEAD = 0xE3
+# Every CJK character is below U+10000 and three bytes in UTF-8, led by a byte of at
+# least 0xE3: a text without one holds none (deleting every other byte tells, ~0.7 ns a
+# byte, where ``max`` took 10).
+_NOT_LEAD = bytes(range(0xE3))
 _MAGIC = b"TROVE-PAIRS\x01"
 _HEADER = struct.Struct("<12sIIQ")  # magic, documents, pairs, postings
 
@@ -49,7 +51,7 @@ def pair_key(pair: str) -> int | None:
 def pairs_in(text: bytes) -> Counter[int]:
     """{pair key: occurrences} of every pair of CJK characters side by side in ``text``
     (UTF-8), each counted as ``text.count`` counts it."""
-    if not text or max(text) < _LEAD:
+    if not text.translate(None, _NOT_LEAD):
         return Counter()
     runs = _RUN.findall(text.decode("utf-8", "replace"))
     found = Counter(r[i : i + 2] for r in runs for i in range(len(r) - 1))
