@@ -237,10 +237,11 @@ def regular_file_stat(path: str) -> tuple[int, int] | None:
     return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
 
-def read_file(root: Path, rel: str, max_bytes: int) -> FileData:
-    """Read one file of a collection, safely: never outside the root, never blocking."""
+def read_file(root: Path, rel: str, max_bytes: int, root_real: str | None = None) -> FileData:
+    """Read one file of a collection, safely: never outside the root, never blocking.
+    ``root_real``: the root's real path, where the caller reads many files of it."""
     path = os.path.join(root, rel)
-    if not inside(os.path.realpath(root), path):
+    if not inside(root_real or os.path.realpath(root), path):
         raise SkipFile("symlink pointing outside the root")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)

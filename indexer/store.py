@@ -480,6 +480,7 @@ class Syncer:
         produced: set[str] = set()
         planned: set[str] = set()
         old_keys: dict[str, set[str]] = {rel: set(keys) for rel, keys in docs.items()}
+        root_real = os.path.realpath(self.root) if self.root is not None else None
         total = len(on_disk)
         for done, (rel, (mtime_ns, size)) in enumerate(sorted(on_disk.items()), 1):
             if done % 200 == 0 or done == total:
@@ -502,7 +503,7 @@ class Syncer:
                 continue
             assert self.root is not None  # files on disk have a root
             try:
-                data = read_file(self.root, rel, self.max_bytes)
+                data = read_file(self.root, rel, self.max_bytes, root_real)
             except FileNotFoundError:
                 summary.skipped["vanished before it could be read"] += 1
                 continue
