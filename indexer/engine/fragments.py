@@ -125,6 +125,8 @@ class FragmentCounter:
     def add(self, docnum: int, text: bytes, rank: int, key: bytes) -> None:
         """Counts document ``docnum``'s ``text``; ties on a count rank by ``rank``
         (highest first), then ``key`` (lowest first)."""
+        if not text:  # holds no fragment (a file record, say): nothing to count
+            return
         self._texts.append(text)
         self._docs.append(docnum)
         self._ranks[docnum] = (rank, key)
