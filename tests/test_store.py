@@ -944,8 +944,8 @@ def test_a_parallel_build_whose_workers_fill_their_memory_writes_more_segments_a
     assert len(indexed_keys(s, ReportsSource())) == 600
     assert len(content_hits(s, ReportsSource(), "common")) == 600
     assert content_hits(s, ReportsSource(), "unique577") == {"c1/r577.md"}
-    # Each file's record lies beside its document, in the segment that holds it (the
-    # build writes it as the file is read): the segment's `file` term serves both.
+    # The file records are in the parent's segment, not the workers': each file's state
+    # is found all the same.
     recorded = lookups.file_states(s, "reports")
     assert len(recorded) == 600
     indexes = Indexes(s)
@@ -954,13 +954,7 @@ def test_a_parallel_build_whose_workers_fill_their_memory_writes_more_segments_a
             assert snap is not None
             segments = [segment for segment, _ in snap.segments()]
             assert all(isinstance(segment, WhooshSegment) for segment in segments)
-            counts = [
-                (segment.file_records(), segment.doc_count_all - segment.file_records())
-                for segment in cast(list[WhooshSegment], segments)
-            ]
-            assert sum(records for records, _ in counts) == 600
-            # (a record taken just after the next file's document may go with it)
-            assert all(abs(records - docs) <= 2 for records, docs in counts), counts
+            assert any(cast(WhooshSegment, s).file_records() == 0 for s in segments)
             assert {rel: snap.file_state(rel) for rel in recorded} == recorded
     finally:
         indexes.close()

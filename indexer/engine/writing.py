@@ -46,9 +46,7 @@ class CommitPlan:
     delete_keys: set[str] = field(default_factory=set)
     # A list, or documents read as the commit takes them (a build's).
     add_docs: Iterable[Document] = field(default_factory=list)
-    # New file records (None: the file is gone), and the files that have one now. A
-    # streamed plan adds a file's record once its documents are taken, and never sets one
-    # twice: an engine may write the records as they come.
+    # New file records (None: the file is gone), and the files that have one now.
     file_records: dict[str, FileState | None] = field(default_factory=dict)
     indexed_files: set[str] = field(default_factory=set)
 

@@ -11,7 +11,7 @@ import shutil
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from itertools import compress, islice
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -316,15 +316,19 @@ class WhooshIndex:
                     writer.delete_by_term("key", key, searcher=searcher)
                 for rel in old_records:
                     writer.delete_by_term("key", FILE_KEY_PREFIX + rel, searcher=searcher)
-        records = plan.file_records
-        written = 0
         for n, doc in enumerate(plan.add_docs, 1):
             if n % CANCEL_EVERY == 0:
                 check_cancel()
             writer.add_document(**doc.fields, dhash=doc.dhash, kind=KIND_DOC, file=doc.file)
-            if len(records) > written:
-                written = _add_records(writer, records, written)
-        _add_records(writer, records, written)
+        for rel, state in plan.file_records.items():
+            if state is not None:
+                writer.add_document(
+                    key=FILE_KEY_PREFIX + rel,
+                    kind=KIND_FILE,
+                    file=rel,
+                    fstate=(state.mtime_ns, state.size, state.hash, state.skipped),
+                    fstat=pack_stat(rel, state.mtime_ns, state.size, bool(state.skipped)),
+                )
         if clear:
             writer.commit(mergetype=writing.CLEAR)
         else:
@@ -372,25 +376,6 @@ class WhooshIndex:
                 with contextlib.suppress(OSError):
                     shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
         return max(0, before - _folder_bytes(folder))
-
-
-def _add_records(writer: Any, records: dict[str, FileState | None], written: int) -> int:
-    """Adds the file records past the first ``written`` of ``records``; how many are
-    written now. A streamed plan gets a file's record once its documents are read: taken
-    as they come, the record goes beside its documents, into the same segment, whose
-    ``file`` term then holds both (at the end of a 1M build they were 1M more terms, in
-    segments of their own)."""
-    newest = list(islice(reversed(records.items()), len(records) - written))
-    for rel, state in reversed(newest):
-        if state is not None:
-            writer.add_document(
-                key=FILE_KEY_PREFIX + rel,
-                kind=KIND_FILE,
-                file=rel,
-                fstate=(state.mtime_ns, state.size, state.hash, state.skipped),
-                fstat=pack_stat(rel, state.mtime_ns, state.size, bool(state.skipped)),
-            )
-    return len(records)
 
 
 def _write_tops(schema: Any, segment: WhooshSegment, folder: str) -> None:
