@@ -9,6 +9,7 @@ engine and on Whoosh, and the answers must agree.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections import Counter
@@ -150,9 +151,10 @@ class ScanReader:
         assert self.root is not None
         fields = self.source.fields()
         docs: list[AnalysedDoc] = []
+        root_real = os.path.realpath(self.root)
         for rel in sorted(listing):
             try:
-                parsed = self.source.parse(read_file(self.root, rel, self.max_bytes))
+                parsed = self.source.parse(read_file(self.root, rel, self.max_bytes, root_real))
             except (FileNotFoundError, SkipFile):
                 continue
             except Exception:  # a file the indexer cannot parse is skipped too
