@@ -9,13 +9,16 @@ engine's file writes (TroveStorage.create_file), which runs everywhere.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +37,10 @@ from conftest import (
 
 from indexer.collection import LOCK_FILE
 from indexer.config import Settings
-from indexer.engine.whoosh.storage import TroveStorage
+from indexer.engine.faults import release
+from indexer.engine.whoosh.codec import TroveCodec
+from indexer.engine.whoosh.inverting import TroveSegmentWriter
+from indexer.engine.whoosh.storage import TroveStorage, open_index
 from indexer.errors import WriteFault
 from indexer.reindex import reindex
 from indexer.sources.registry import get_source
@@ -207,6 +213,87 @@ def test_reindex_on_a_full_disk_or_a_read_only_folder_exits_1_in_one_line_and_re
     assert trove("reindex", "--collection", "reports").returncode == 0
     found = trove("search", "reports", "zebrafish", "--json")
     assert found.returncode == 0 and "b000_20251201.md" in found.stdout
+
+
+def _open_under(folder: Path) -> list[str]:
+    """The files under ``folder`` this process holds open."""
+    opened = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor, gone since
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(f"{folder}{os.sep}"):
+                opened.append(target)
+    return opened
+
+
+@pytest.mark.parametrize("fails_at", ["making", "commit"])
+def test_a_failed_writer_holds_no_file_open(
+    make_settings, write, injected: Injected, fails_at: str
+) -> None:
+    """A writer that could not be made, or whose commit failed and whose cancel meets the
+    same fault, closes the files it opened (its temporary folder's among them) and
+    removes that folder while it is still referenced: a file left for the garbage
+    collector warns in whichever thread collects it, at whatever time."""
+    _reports(write, 3)
+    settings = make_settings()
+    Syncer(settings, get_source("reports")).reconcile()
+    folder = settings.index_dir / "reports"
+    index = open_index(folder, get_source("reports").fields())
+    if fails_at == "making":
+        injected.names = lambda name: name.endswith(".pst")  # after the column's temporary file
+        injected.errno = errno.EIO
+        with pytest.raises(OSError) as failed:  # its frames hold the writer
+            TroveSegmentWriter(index, _lk=False, codec=TroveCodec())
+        assert failed.value.errno == errno.EIO
+    else:
+        writer = TroveSegmentWriter(index, _lk=False, codec=TroveCodec())
+        writer.add_document(key="net/new.md", kind="doc", file="net/new.md", content="okapi")
+        injected.errno = errno.EIO
+        with pytest.raises(OSError):
+            writer.commit()
+        with pytest.raises(OSError):
+            writer.cancel()  # the fault again, as it closes the segment's files
+    assert injected.refused == {"reports"}
+    assert _open_under(folder) == []
+    assert not (folder / "MAIN.tmp").exists()
+
+
+def test_releases_in_two_threads_put_back_the_hook_and_filters_they_found() -> None:
+    """Each release sets the process's unraisable hook and warning filters for its while:
+    two at once (a daemon's writer and a query's reader) must not put back each other's.
+    The second release is called while the first cancels its writer, which ends only
+    once the second release has begun (or could not: one at a time); the second's
+    writer cancels once the first release has ended."""
+    hook, filters = sys.unraisablehook, list(warnings.filters)
+    first_in, second_calls = threading.Event(), threading.Event()
+    second_in, first_done = threading.Event(), threading.Event()
+
+    class Writer:
+        def __init__(self, cancel: Callable[[], None]) -> None:
+            self.cancel = cancel
+
+    def first_cancel() -> None:
+        first_in.set()
+        second_calls.wait(TIMEOUT)
+        second_in.wait(0.2)  # set at once if two releases may run together
+
+    def second_cancel() -> None:
+        second_in.set()
+        first_done.wait(TIMEOUT)
+
+    def second() -> None:
+        first_in.wait(TIMEOUT)
+        second_calls.set()
+        release(OSError(errno.EIO, "second"), [Writer(second_cancel)])
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    release(OSError(errno.EIO, "first"), [Writer(first_cancel)])
+    first_done.set()
+    thread.join(TIMEOUT)
+    assert second_in.is_set()
+    assert sys.unraisablehook is hook
+    assert warnings.filters == filters
 
 
 # --------------------------------------------------------------------------- the daemon

@@ -9,6 +9,7 @@ import errno
 import gc
 import shutil
 import sys
+import threading
 import traceback
 import warnings
 from pathlib import Path
@@ -25,11 +26,22 @@ def is_write_fault(exc: BaseException) -> TypeGuard[OSError]:
     return isinstance(exc, OSError) and exc.errno in WRITE_FAULTS
 
 
+# One release at a time: each sets the process's unraisable hook and warning filters for
+# its while and puts back what it found, so two at once in two threads (a daemon's writer
+# and a query's reader) would put back each other's.
+_RELEASING = threading.RLock()
+
+
 def release(exc: BaseException, writer: list[Any] | None = None) -> None:
     """After a failed write or read: cancel the failed writer (``writer``'s one item, if
     any) and close the files it and the exception's frames hold, now rather than whenever
     the garbage collector finds them, and quietly: flushing them fails too (a full disk),
     and a file an engine left open when it failed warns."""
+    with _RELEASING:
+        _release(exc, writer)
+
+
+def _release(exc: BaseException, writer: list[Any] | None) -> None:
     previous = sys.unraisablehook
 
     def hook(unraisable: Any) -> None:

@@ -42,6 +42,7 @@ from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3Codec, W3FieldWriter, W
 from whoosh.util.numeric import length_to_byte
 
 from indexer.engine.postings import little_endian
+from indexer.engine.whoosh.storage import abandon
 
 BLOCK_PROTOCOL = 5
 # Postings per block, as Whoosh's W3 codec writes them by default.
@@ -207,7 +208,23 @@ class TroveCodec(W3Codec):
 
 
 class _FieldWriter(W3FieldWriter):
-    """Whoosh's W3 field writer, which also takes the postings a term at a time."""
+    """Whoosh's W3 field writer, which also takes the postings a term at a time, and
+    closes the terms file it made if it cannot make the postings file (a writer that
+    fails while it is made is never handed back to be closed)."""
+
+    def __init__(self, codec: Any, storage: Any, segment: Any) -> None:
+        self._made: list[Any] = []
+        try:
+            super().__init__(codec, storage, segment)
+        except BaseException:
+            for structfile in self._made:
+                abandon(structfile)
+            raise
+
+    def _create_file(self, ext: str) -> Any:
+        structfile = super()._create_file(ext)
+        self._made.append(structfile)
+        return structfile
 
     def add_groups(
         self,

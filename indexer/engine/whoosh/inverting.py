@@ -12,6 +12,7 @@ the same, byte for byte (tests/test_engine_whoosh_codec.py).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import pickle
 import queue
@@ -29,6 +30,7 @@ from indexer.engine.whoosh.codec import TermPostings
 from indexer.engine.whoosh.derived import clean_derived, write_derived
 from indexer.engine.whoosh.pairs import PairsTaker, pairs_file_name
 from indexer.engine.whoosh.sequences import SequencesTaker, sequences_file_name
+from indexer.engine.whoosh.storage import abandon
 from indexer.engine.whoosh.suffixes import suffixes_file_name, table_of_terms
 from indexer.engine.whoosh.term_tops import TermTopsTaker, term_tops_file_name
 from indexer.engine.whoosh.tops import TopsCounter, tops_file_name
@@ -158,7 +160,53 @@ class _CleansDerived:
         clean_derived(self.storage, segments)
 
 
-class TroveSegmentWriter(_CleansDerived, SegmentWriter):
+class _LetsGoWhenItFails:
+    """A writer that, when it cannot be made or its cancel fails (the fault that failed
+    the commit, met again as it closes the segment's files), still closes every file it
+    opened, removes its temporary folder and releases its lock. Left to the garbage
+    collector, a file found open warns in whichever thread collects it, and a lock stays
+    held until then."""
+
+    is_closed: bool
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            super().__init__(*args, **kwargs)
+        except BaseException:
+            self._let_go()
+            raise
+
+    def cancel(self) -> None:
+        try:
+            super().cancel()  # type: ignore[misc]
+        finally:
+            if not getattr(self, "is_closed", False):
+                self._let_go()
+
+    def _let_go(self) -> None:
+        # What Whoosh's SegmentWriter opens (2.7.4), in the order it opens them; any may be
+        # missing when its making failed.
+        perdoc = getattr(self, "perdocwriter", None)
+        fields = getattr(self, "fieldwriter", None)
+        for structfile in (
+            getattr(getattr(perdoc, "_cols", None), "_temp", None),
+            getattr(perdoc, "_vpostfile", None),
+            getattr(getattr(fields, "_tindex", None), "dbfile", None),
+            getattr(fields, "_postfile", None),
+        ):
+            if structfile is not None:
+                abandon(structfile)
+        for let_go in (
+            getattr(getattr(self, "_tempstorage", None), "destroy", None),
+            getattr(getattr(self, "writelock", None), "release", None),
+        ):
+            if let_go is not None:
+                with contextlib.suppress(Exception):
+                    let_go()
+        self.is_closed = True
+
+
+class TroveSegmentWriter(_CleansDerived, _LetsGoWhenItFails, SegmentWriter):
     """Whoosh's SegmentWriter with a TermPool, and each field's terms added in one go;
     and the segment's fragment tops (indexer/engine/fragments.py), CJK pairs
     (indexer/engine/pairs.py: of the column with the tops), token sequences
@@ -360,7 +408,7 @@ class _SubWriterTask(SubWriterTask):
         return writer
 
 
-class TroveMpWriter(_CleansDerived, MpWriter):
+class TroveMpWriter(_CleansDerived, _LetsGoWhenItFails, MpWriter):
     """Whoosh's MpWriter (``multisegment`` only) whose worker processes write with
     TroveSegmentWriter, each handing back one segment or more."""
 

@@ -75,6 +75,15 @@ def fsync_folder(folder: str | Path) -> None:
         os.close(fd)
 
 
+def abandon(structfile: Any) -> None:
+    """Close a Whoosh file given up (its writer failed): without flushing or syncing it,
+    and quietly."""
+    if not structfile.is_closed:
+        structfile.is_closed = True
+        with contextlib.suppress(Exception):
+            structfile.file.close()
+
+
 def open_index(path: Path, fields: Iterable[Field]) -> Index:
     """The Whoosh index in ``path`` of a collection with these fields; raises if there is
     none or it cannot be read."""
