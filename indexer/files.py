@@ -237,11 +237,32 @@ def regular_file_stat(path: str) -> tuple[int, int] | None:
     return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
 
+def _resolves_within(root: str, rel: str, root_real: str) -> bool:
+    """Whether ``root``/``rel``, symlinks resolved, is ``root_real`` (the root's real path)
+    or below it. Where no part of ``rel`` is a symlink, '.', '..' or empty (a walk's
+    paths), it is: an lstat a part of ``rel`` says so (4 us a report), where resolving
+    the whole path (realpath: an lstat a part of the root's path too, in Python) took
+    14 us."""
+    parts = rel.split("/")
+    if "" in parts or "." in parts or ".." in parts:
+        return inside(root_real, os.path.join(root, rel))
+    path = root
+    for part in parts:
+        path = os.path.join(path, part)
+        try:
+            linked = stat.S_ISLNK(os.lstat(path).st_mode)
+        except OSError:
+            linked = True  # gone or unreadable: resolved as it is, then opened (or not)
+        if linked:
+            return inside(root_real, os.path.join(root, rel))
+    return True
+
+
 def read_file(root: Path, rel: str, max_bytes: int, root_real: str | None = None) -> FileData:
     """Read one file of a collection, safely: never outside the root, never blocking.
     ``root_real``: the root's real path, where the caller reads many files of it."""
     path = os.path.join(root, rel)
-    if not inside(root_real or os.path.realpath(root), path):
+    if not _resolves_within(str(root), rel, root_real or os.path.realpath(root)):
         raise SkipFile("symlink pointing outside the root")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)

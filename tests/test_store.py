@@ -267,13 +267,28 @@ def test_a_root_that_cannot_be_listed_fails_a_split_walk_too(tmp_path) -> None:
             walk(root, ReportsSource(), processes)
 
 
-def test_read_file_refuses_a_path_leading_out_of_the_root(tmp_path) -> None:
+@pytest.mark.parametrize("root_real", [False, True], ids=["alone", "root-resolved"])
+def test_read_file_refuses_a_path_leading_out_of_the_root(tmp_path, root_real: bool) -> None:
+    """By '..', an absolute path, a symlinked file or a symlinked folder on the way; a
+    symlink that stays inside, and a root reached through a symlink, are read."""
     from indexer.files import SkipFile
 
-    (tmp_path / "root").mkdir()
-    (tmp_path / "secret.md").write_text("secret")
-    with pytest.raises(SkipFile, match="outside the root"):
-        read_file(tmp_path / "root", "../secret.md", 1000)
+    (tmp_path / "real/a").mkdir(parents=True)
+    (tmp_path / "real/a/r.md").write_text("inside")
+    (tmp_path / "root").symlink_to(tmp_path / "real")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out/secret.md").write_text("secret")
+    (tmp_path / "real/a/leak.md").symlink_to(tmp_path / "out/secret.md")
+    (tmp_path / "real/away").symlink_to(tmp_path / "out")
+    (tmp_path / "real/a/alias.md").symlink_to(tmp_path / "real/a/r.md")
+    (tmp_path / "real/here").symlink_to(tmp_path / "real/a")
+    root = tmp_path / "root"
+    resolved = os.path.realpath(root) if root_real else None
+    for rel in ("../out/secret.md", str(tmp_path / "out/secret.md"), "a/leak.md", "away/secret.md"):
+        with pytest.raises(SkipFile, match="outside the root"):
+            read_file(root, rel, 1000, resolved)
+    for rel in ("a/r.md", "a/alias.md", "here/r.md", "a/../a/r.md"):
+        assert read_file(root, rel, 1000, resolved).text() == "inside"
 
 
 def test_a_fifo_is_not_read(make_settings, tmp_path) -> None:
