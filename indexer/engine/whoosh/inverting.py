@@ -16,7 +16,7 @@ import contextlib
 import gc
 import pickle
 import queue
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -52,41 +52,55 @@ class TermPool(PostingPool):
         super().__init__(tempstore, segment, limitmb=limitmb, **kwargs)
         self._fields: dict[str, dict[bytes, TermPostings]] = {}
         self._in_order = True
+        self._last_docnum = -1
         # False: past limitmb the pool only says it is ``full`` (its writer then ends the
         # segment) rather than spilling runs to disk.
         self.spill = True
         self.full = False
 
     def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
+        """One posting (a merged segment's, in term order: its documents may come before
+        those pooled already)."""
         fieldname, text, docnum, weight, value = item
-        self.add_terms(fieldname, docnum, ((text, weight, value),))
+        postings = self._fields.get(fieldname, {}).get(text)
+        if postings is not None and postings.ids[-1] > docnum:
+            self._in_order = False
+        self.add_terms(fieldname, docnum, ((text, weight, value),), checked=True)
 
     def add_terms(
-        self, fieldname: str, docnum: int, terms: Iterable[tuple[bytes, float, bytes | None]]
+        self,
+        fieldname: str,
+        docnum: int,
+        terms: Sequence[tuple[bytes, float, bytes | None]],
+        checked: bool = False,
     ) -> None:
-        """Postings of one document in one field: (term, weight, value) each."""
+        """Postings of one document in one field: (term, weight, value) each. A document
+        before the last one added puts the postings out of order (sorted as they are
+        written), unless ``checked`` (the caller saw to it)."""
+        if not checked:
+            if docnum < self._last_docnum:
+                self._in_order = False
+            self._last_docnum = docnum
         grouped = self._fields.get(fieldname)
         if grouped is None:
             grouped = self._fields[fieldname] = {}
-        size = 0
+        if terms and not grouped:
+            self.fieldnames.add(fieldname)
+        known = grouped.get
+        size = _POSTING_BYTES * len(terms)
         for text, weight, value in terms:
-            postings = grouped.get(text)
+            postings = known(text)
             if postings is None:
-                if not grouped:
-                    self.fieldnames.add(fieldname)
                 postings = grouped[text] = TermPostings()
                 size += _TERM_BYTES + len(text)
-            elif postings.ids[-1] > docnum:
-                self._in_order = False  # a merged segment's documents, say
             postings.ids.append(docnum)
             postings.weights.append(weight)
             if value:
                 postings.data += value
                 postings.lengths.append(len(value))
-                size += _POSTING_BYTES + len(value)
+                size += len(value)
             else:
                 postings.lengths.append(0)
-                size += _POSTING_BYTES
         self.currentsize += size
         if self.currentsize > self.limit:
             if self.spill:
