@@ -76,8 +76,9 @@ def fsync_folder(folder: str | Path) -> None:
 
 
 def abandon(structfile: Any) -> None:
-    """Close a Whoosh file given up (its writer failed): without flushing or syncing it,
-    and quietly."""
+    """Close a Whoosh file given up (its writer failed): without syncing it (its
+    ``onclose``), and quietly: flushing its buffer may fail too (a full disk), and the
+    file is closed all the same."""
     if not structfile.is_closed:
         structfile.is_closed = True
         with contextlib.suppress(Exception):
