@@ -215,23 +215,28 @@ class TroveCodec(W3Codec):
 
 
 class _FieldWriter(W3FieldWriter):
-    """Whoosh's W3 field writer, which also takes the postings a term at a time, and
-    closes the terms file it made if it cannot make the postings file (a writer that
-    fails while it is made is never handed back to be closed)."""
+    """Whoosh's W3 field writer, which also takes the postings a term at a time, and can
+    give up the files it made (``abandon``): its segment writer's when that fails, and
+    its own if it cannot make the postings file (a writer that fails while it is made is
+    never handed back to be closed)."""
 
     def __init__(self, codec: Any, storage: Any, segment: Any) -> None:
         self._made: list[Any] = []
         try:
             super().__init__(codec, storage, segment)
         except BaseException:
-            for structfile in self._made:
-                abandon(structfile)
+            self.abandon()
             raise
 
     def _create_file(self, ext: str) -> Any:
         structfile = super()._create_file(ext)
         self._made.append(structfile)
         return structfile
+
+    def abandon(self) -> None:
+        """Close the files made (the terms table, the postings) without writing more."""
+        for structfile in self._made:
+            abandon(structfile)
 
     def add_groups(
         self,

@@ -194,23 +194,21 @@ class _LetsGoWhenItFails:
         try:
             super().cancel()  # type: ignore[misc]
         finally:
-            if not getattr(self, "is_closed", False):
+            if not self.is_closed:
                 self._let_go()
 
     def _let_go(self) -> None:
         # What Whoosh's SegmentWriter opens (2.7.4), in the order it opens them; any may be
-        # missing when its making failed.
+        # missing when its making failed. The field writer (the codec's) gives up its own.
         perdoc = getattr(self, "perdocwriter", None)
-        fields = getattr(self, "fieldwriter", None)
         for structfile in (
             getattr(getattr(perdoc, "_cols", None), "_temp", None),
             getattr(perdoc, "_vpostfile", None),
-            getattr(getattr(fields, "_tindex", None), "dbfile", None),
-            getattr(fields, "_postfile", None),
         ):
             if structfile is not None:
                 abandon(structfile)
         for let_go in (
+            getattr(getattr(self, "fieldwriter", None), "abandon", None),
             getattr(getattr(self, "_tempstorage", None), "destroy", None),
             getattr(getattr(self, "writelock", None), "release", None),
         ):
