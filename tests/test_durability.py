@@ -673,6 +673,23 @@ def test_a_flipped_byte_anywhere_in_a_segment_never_shows_a_traceback(
     assert not summary.error
 
 
+def test_postings_that_are_not_postings_are_damage_that_heals(tmp_path: Path) -> None:
+    """A flipped byte where a term's postings begin (their header): the search that reads
+    them rebuilds the index and says so, never a traceback, and then answers as before."""
+    from query.errors import TroveError
+
+    settings = _sample(tmp_path)
+    before = _answer(settings)
+    segment = max((settings.index_dir / "reports").glob("*.seg"), key=lambda p: p.stat().st_size)
+    data = segment.read_bytes()
+    assert data.count(b"W3Bl") > 1  # each term's postings begin with Whoosh's header
+    segment.write_bytes(data.replace(b"W3Bl", b"W3B\x00"))
+    with pytest.raises(TroveError) as damaged:
+        _answer(settings)
+    assert damaged.value.code == "INDEX_UNAVAILABLE" and "rebuilt" in damaged.value.message
+    assert _answer(settings) == before
+
+
 def test_the_daemon_heals_a_damaged_index_and_a_deleted_index_folder(
     tmp_path: Path, write, run_daemon
 ) -> None:

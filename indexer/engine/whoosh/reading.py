@@ -61,6 +61,7 @@ from indexer.engine.whoosh.suffixes import read_suffixes, suffixes_field, suffix
 from indexer.engine.whoosh.term_tops import read_term_tops, term_tops_file_name
 from indexer.engine.whoosh.terms import read_terms
 from indexer.engine.whoosh.tops import read_tops, tops_file_name
+from indexer.errors import DamagedIndex
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -235,7 +236,7 @@ class WhooshSegment:
             return
         data = self.reader._terms._postfile.get(offset, lengths[term])
         if data[:4] != WHOOSH3_HEADER_MAGIC:
-            raise ValueError(f"unexpected postings of {field}:{lex.term(term)!r}")
+            raise DamagedIndex(f"unexpected postings of {field}:{lex.term(term)!r}")
         stream = BytesIO(data)
         pos, low = 4, -1
         while True:
