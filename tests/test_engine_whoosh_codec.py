@@ -254,36 +254,3 @@ def test_the_grouping_writer_writes_the_segment_whoosh_writes_byte_for_byte(
     assert set(built["grouping"]) == set(built["whoosh"]) and len(built["whoosh"]) >= 3
     for ext, data in built["whoosh"].items():
         assert built["grouping"][ext] == data, f"{ext} differs"
-
-
-def test_the_term_pool_hands_postings_added_out_of_order_back_in_order() -> None:
-    """A document added after a later one (add_terms), and a merged segment's postings
-    term by term after the documents pooled already (add): each term's postings come
-    back in document order, as they do when added in order."""
-    from indexer.engine.whoosh.inverting import TermPool
-
-    docs = {
-        0: [(b"a", 1.0, b"x"), (b"b", 2.0, b"")],
-        1: [(b"a", 1.0, b"yy")],
-        2: [(b"b", 1.0, b"z"), (b"c", 3.0, b"")],
-    }
-    in_order, backwards, merged = (TermPool(None, None) for _ in range(3))
-    for n in sorted(docs):
-        in_order.add_terms("f", n, docs[n])
-    for n in sorted(docs, reverse=True):
-        backwards.add_terms("f", n, docs[n])
-    merged.add_terms("f", 2, docs[2])
-    for text in (b"a", b"b"):  # the merged segment's documents 0 and 1, term by term
-        for n in (0, 1):
-            for term, weight, value in docs[n]:
-                if term == text:
-                    merged.add(("f", term, n, weight, value))
-
-    def handed_back(pool: TermPool) -> list[tuple[bytes, list[tuple[int, float, bytes]]]]:
-        groups = pool.groups()
-        assert groups is not None
-        return [(text, postings.tuples()) for _, terms in groups for text, postings in terms]
-
-    assert handed_back(in_order)[0] == (b"a", [(0, 1.0, b"x"), (1, 1.0, b"yy")])
-    assert handed_back(backwards) == handed_back(in_order)
-    assert handed_back(merged) == handed_back(in_order)

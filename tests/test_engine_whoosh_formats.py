@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import zlib
@@ -10,7 +11,13 @@ import pytest
 from whoosh.analysis import LowercaseFilter, RegexTokenizer  # noqa: TID251 (an engine test)
 from whoosh.formats import Frequency, Positions  # noqa: TID251
 
-from indexer.engine.postings import HASH_BYTES, frequency_bytes, next_tokens_frequency, token_hash
+from indexer.engine.postings import (
+    HASH_BYTES,
+    TermNumbers,
+    frequency_bytes,
+    next_tokens_frequency,
+    token_hash,
+)
 from indexer.engine.whoosh.formats import FastFrequency, NextTokens, TokensAnalyzer
 from indexer.sources import base, reports
 
@@ -22,6 +29,13 @@ def _random_texts(seed: int, n: int) -> list[str]:
         "->", "...", " ", "\n", "\t", "_", "x86_64", "µm", "naïve", "", "Ǆ", "ς", "😀",
     ]  # fmt: skip
     return ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40))) for _ in range(n)]
+
+
+def _repetitive_texts(seed: int, n: int) -> list[str]:
+    """Long texts of few words: frequencies of 128 and more (two bytes and more)."""
+    rng = random.Random(seed)
+    words = ["proxy", "timeout", "日志", "naïve", "x86_64"]
+    return [" ".join(rng.choice(words) for _ in range(rng.randrange(100, 3000))) for _ in range(n)]
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -52,7 +66,7 @@ def test_positions_are_those_of_whooshs_own_analyzer(seed: int) -> None:
 def test_next_tokens_postings_hold_the_frequency_and_every_token_that_follows(seed: int) -> None:
     fmt = NextTokens(field_boost=1.5)
     analyzer = TokensAnalyzer(reports.tokens)
-    for text in _random_texts(seed, 300):
+    for text in _random_texts(seed, 300) + _repetitive_texts(seed, 10):
         tokens = re.findall(reports.TOKEN_PATTERN, text.lower())
         values = list(fmt.word_values(text, analyzer))
         # Frequencies and weights as Whoosh's Frequency format has them.
@@ -73,6 +87,33 @@ def test_next_tokens_postings_hold_the_frequency_and_every_token_that_follows(se
         # Any other analyzer takes Whoosh's road through its tokens, to the same values.
         other = RegexTokenizer(reports.TOKEN_PATTERN)
         assert sorted(fmt.word_values(text.lower(), other)) == sorted(values), text
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_pooled_columns_are_the_postings_word_values_makes(seed: int) -> None:
+    """A document's postings as a writer pools them (its terms numbered across documents,
+    weights times the document's boost) are word_values's."""
+    fmt = NextTokens(field_boost=1.5)
+    analyzer = TokensAnalyzer(reports.tokens)
+    numbers = TermNumbers()
+    texts = _random_texts(seed, 300) + _repetitive_texts(seed, 10)
+    for text in random.Random(seed).sample(texts, len(texts)):
+        pooled = fmt.pool_columns(text, analyzer, 2.0, numbers)
+        assert pooled is not None
+        doc, length, (words, sequence) = pooled
+        tokens = reports.tokens(text)
+        assert length == len(tokens) and [words[i] for i in sequence] == tokens
+        ends = list(itertools.accumulate(doc.lengths.tolist()))
+        values = [doc.values[start:end] for start, end in zip([0, *ends], ends)]
+        assert len(doc.values) == (ends[-1] if ends else 0)
+        got = [
+            (numbers.words[k], weight, value)
+            for k, weight, value in zip(doc.terms.tolist(), doc.weights.tolist(), values)
+        ]
+        expected = [(w, weight * 2.0, v) for w, _, weight, v in fmt.word_values(text, analyzer)]
+        assert got == expected, text
+    assert len(set(numbers.words)) == len(numbers.words)
+    assert fmt.pool_columns(text, RegexTokenizer(reports.TOKEN_PATTERN), 1.0, numbers) is None
 
 
 def test_a_frequency_takes_one_byte_below_128_and_reads_back_whatever_its_size() -> None:

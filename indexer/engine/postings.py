@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 from array import array
+from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 from zlib import crc32
 
@@ -79,25 +81,93 @@ def next_tokens_postings(
     if not tokens:
         return []
     words, numbers = numbering or numbered(tokens)
-    counts = np.bincount(numbers, minlength=len(words)).tolist()
-    # Each (term, hash of the token after it) as one number, sorted and made distinct:
-    # the terms in order, each one's hashes in order.
-    shift = np.uint64(8 * HASH_BYTES)
-    pairs = np.sort((numbers[:-1].astype(np.uint64) << shift) | _hashes(words)[numbers[1:]])
-    if len(pairs) > 1:
-        pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]
-    followers = (pairs & np.uint64(_HASH_MASK)).astype(f"<u{HASH_BYTES}").tobytes()
-    ends = np.cumsum(np.bincount((pairs >> shift).astype(np.int64), minlength=len(words)))
+    counts, lengths, values = next_tokens_columns(numbers, _hashes(words))
     postings: list[tuple[str, int, bytes]] = []
     start = 0
-    for word, n, end in zip(words, counts, ends.tolist(), strict=True):
-        value = frequency_bytes(n) + followers[HASH_BYTES * start : HASH_BYTES * end]
-        postings.append((word, n, value))
+    for word, n, end in zip(words, counts.tolist(), accumulate(lengths.tolist()), strict=True):
+        postings.append((word, n, values[start:end]))
         start = end
     return postings
 
 
-# token_hash of the tokens seen lately, as numbers (a build hashes each word once).
+def next_tokens_columns(
+    numbers: npt.NDArray[np.int64], hashes: npt.NDArray[np.uint64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], bytes]:
+    """next_tokens_postings of a document as columns, from its tokens numbered and each
+    distinct term's token_hash as a number (``hashes``, one a term, at least one term):
+    each term's frequency, the length of its value, and the values one after another."""
+    counts = np.bincount(numbers, minlength=len(hashes))
+    # Each (term, hash of the token after it) as one number, sorted and made distinct:
+    # the terms in order, each one's hashes in order.
+    shift = np.uint64(8 * HASH_BYTES)
+    pairs = np.sort((numbers[:-1].astype(np.uint64) << shift) | hashes[numbers[1:]])
+    if len(pairs) > 1:
+        pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]
+    followers = (pairs & np.uint64(_HASH_MASK)).astype(f"<u{HASH_BYTES}")
+    per_term = np.bincount((pairs >> shift).astype(np.int64), minlength=len(hashes))
+    if int(counts.max()) < len(_SMALL):  # each frequency one byte: most documents
+        lengths = (HASH_BYTES * per_term + 1).astype(np.uint32)
+        starts = np.cumsum(per_term) - per_term
+        data = np.insert(followers.view(np.uint8), HASH_BYTES * starts, counts.astype(np.uint8))
+        return counts, lengths, data.tobytes()
+    hashed = followers.tobytes()
+    heads = [frequency_bytes(n) for n in counts.tolist()]
+    ends = (HASH_BYTES * np.cumsum(per_term)).tolist()
+    values = b"".join(
+        head + hashed[start:end]
+        for head, start, end in zip(heads, [0, *ends[:-1]], ends, strict=True)
+    )
+    lengths = np.fromiter(map(len, heads), dtype=np.uint32, count=len(heads))
+    return counts, lengths + (HASH_BYTES * per_term).astype(np.uint32), values
+
+
+class TermNumbers:
+    """A segment's terms numbered in order of first sight, and each one's token_hash: what
+    a writer's pool groups a field's postings by (next_tokens_columns)."""
+
+    def __init__(self) -> None:
+        self._numbers: dict[str, int] = {}
+        self.words: list[str] = []
+        self.text_bytes = 0  # the UTF-8 of all the words
+        self._hashes = np.empty(1024, dtype=np.uint64)
+
+    def number(self, words: list[str]) -> npt.NDArray[np.uint32]:
+        """The number of each of these distinct words, new ones numbered as they come."""
+        found = list(map(self._numbers.get, words))
+        if None in found:
+            for i, number in enumerate(found):
+                if number is None:
+                    found[i] = self._new(words[i])
+        return np.array(found, dtype=np.uint32)
+
+    def _new(self, word: str) -> int:
+        number = self._numbers[word] = len(self.words)
+        self.words.append(word)
+        encoded = word.encode("utf-8")
+        self.text_bytes += len(encoded)
+        if number == len(self._hashes):
+            self._hashes = np.concatenate((self._hashes, np.empty_like(self._hashes)))
+        self._hashes[number] = crc32(encoded) & _HASH_MASK
+        return number
+
+    def hashes(self, numbers: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint64]:
+        """The token_hash of the words of these numbers, as numbers."""
+        return self._hashes[numbers]
+
+
+@dataclass(frozen=True, slots=True)
+class DocPostings:
+    """A document's postings in one field, as columns: each distinct term's number
+    (TermNumbers), its weight and the length of its value; the values one after
+    another."""
+
+    terms: npt.NDArray[np.uint32]
+    weights: npt.NDArray[np.float64]
+    lengths: npt.NDArray[np.uint32]
+    values: bytes
+
+
+# token_hash of the tokens seen lately, as numbers (a scan hashes each word once).
 _HASHED: dict[str, int] = {}
 _HASHED_MAX = 500_000
 

@@ -84,10 +84,15 @@ def table(
     return head + b"".join(entries)
 
 
+def fewest_kept() -> int:
+    """The fewest documents of a term a segment keeps the tops of (never fewer than TOP:
+    every term's entry holds TOP)."""
+    return max(MIN_DOCS, TOP)
+
+
 def keeps(doc_count: int) -> bool:
-    """Whether a segment keeps the tops of a term of ``doc_count`` documents (never of
-    fewer than TOP: every term's entry holds TOP)."""
-    return doc_count >= max(MIN_DOCS, TOP)
+    """Whether a segment keeps the tops of a term of ``doc_count`` documents."""
+    return doc_count >= fewest_kept()
 
 
 def kept(doc_counts: Sequence[int]) -> list[int]:

@@ -163,6 +163,17 @@ class TermPostings:
         self.data = bytearray()
         self.lengths = array("I")
 
+    @classmethod
+    def of_columns(cls, ids: Any, weights: Any, data: Any, lengths: Any) -> TermPostings:
+        """Postings from arrays of their numbers (numpy's: uint32 ids and lengths,
+        float64 weights) and their values' bytes."""
+        postings = cls()
+        postings.ids.frombytes(ids.tobytes())
+        postings.weights.frombytes(weights.tobytes())
+        postings.data = bytearray(data)
+        postings.lengths.frombytes(lengths.tobytes())
+        return postings
+
     def __len__(self) -> int:
         return len(self.ids)
 

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 from whoosh.analysis import Token, Tokenizer
 from whoosh.columns import VarBytesColumn
 from whoosh.formats import Frequency
@@ -25,7 +26,10 @@ from whoosh.util.numlists import GrowableArray
 from indexer.engine.fields import PositionedTokenizer
 from indexer.engine.fields import Tokenizer as Tokens
 from indexer.engine.postings import (
+    DocPostings,
     Numbering,
+    TermNumbers,
+    next_tokens_columns,
     next_tokens_frequency,
     next_tokens_postings,
     numbered,
@@ -109,22 +113,26 @@ class NextTokens(Frequency):
         fb = self.field_boost
         return ((w, n, n * fb, v) for w, n, v in next_tokens_postings(tokens))
 
-    def pool_items(
-        self, value: str, analyzer: Any, boost: float
-    ) -> tuple[list[tuple[bytes, float, bytes]], int, Numbering] | None:
-        """The postings ``word_values`` gives, as a writer pools them: (term as UTF-8,
-        weight times ``boost``, value) each; the field's length; and its tokens numbered
-        (indexer/engine/postings.py), for the segment's token sequences. None for an
-        analyzer other than a TokensAnalyzer."""
+    def pool_columns(
+        self, value: str, analyzer: Any, boost: float, numbers: TermNumbers
+    ) -> tuple[DocPostings, int, Numbering] | None:
+        """The postings ``word_values`` gives, as a writer pools them: as columns, each
+        term numbered by ``numbers``, its weight times ``boost``; the field's length; and
+        its tokens numbered (indexer/engine/postings.py), for the segment's token
+        sequences. None for an analyzer other than a TokensAnalyzer."""
         tokens = _terms(value, analyzer)
         if tokens is None:
             return None
-        fb = self.field_boost
         numbering = numbered(tokens)
-        postings = next_tokens_postings(tokens, numbering)
-        # (n * fb) * boost, as Whoosh multiplies: the same float.
-        items = [(w.encode("utf-8"), n * fb * boost, v) for w, n, v in postings]
-        return items, len(tokens), numbering
+        words, sequence = numbering
+        terms = numbers.number(words)
+        if not tokens:
+            empty = np.empty(0, dtype=np.uint32)
+            return DocPostings(terms, np.empty(0), empty, b""), 0, numbering
+        counts, lengths, values = next_tokens_columns(sequence, numbers.hashes(terms))
+        # (n * fb) * boost, as Whoosh multiplies: the same floats.
+        weights = counts.astype(np.float64) * self.field_boost * boost
+        return DocPostings(terms, weights, lengths, values), len(tokens), numbering
 
     def decode_frequency(self, valuestring: bytes) -> int:
         return next_tokens_frequency(valuestring)

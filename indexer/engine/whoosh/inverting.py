@@ -2,12 +2,12 @@
 
 Whoosh's SegmentWriter puts every posting, as a tuple, in a PostingPool, sorts them all
 when the segment is written (a third of a build's time went to sorting and to the runs a
-pool spills to disk), then hands them one by one to the codec's field writer. A
-document's postings arrive in document order, so grouping them by term as they come
-leaves only the terms to sort; the field writer then takes each term's postings a block
-at a time (`indexer.engine.whoosh.codec`). Past ``limitmb`` the pool spills sorted runs
-as Whoosh's does, and the rest of the writer is Whoosh's own: the segments written are
-the same, byte for byte (tests/test_engine_whoosh_codec.py).
+pool spills to disk), then hands them one by one to the codec's field writer. Here they
+go to a TermPool (`indexer.engine.whoosh.pool`), grouped by term as they come or kept as
+columns, which hands them back a term at a time; the field writer takes each term's
+postings a block at a time (`indexer.engine.whoosh.codec`). The rest of the writer is
+Whoosh's own: the segments written are the same, byte for byte
+(tests/test_engine_whoosh_codec.py).
 """
 
 from __future__ import annotations
@@ -16,151 +16,30 @@ import contextlib
 import gc
 import pickle
 import queue
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from whoosh.fields import FieldType
 from whoosh.multiproc import MpWriter, SubWriterTask
 from whoosh.util import random_name
-from whoosh.writing import IndexingError, PostingPool, SegmentWriter
+from whoosh.writing import IndexingError, SegmentWriter
 
-from indexer.engine.postings import Numbering
-from indexer.engine.whoosh.codec import TermPostings
+from indexer.engine.postings import DocPostings, Numbering, TermNumbers
+from indexer.engine.term_tops import fewest_kept
 from indexer.engine.whoosh.derived import clean_derived, write_derived
 from indexer.engine.whoosh.pairs import PairsTaker, pairs_file_name
+from indexer.engine.whoosh.pool import TermPool
 from indexer.engine.whoosh.sequences import SequencesTaker, sequences_file_name
 from indexer.engine.whoosh.storage import abandon
 from indexer.engine.whoosh.suffixes import suffixes_file_name, table_of_terms
 from indexer.engine.whoosh.term_tops import TermTopsTaker, term_tops_file_name
 from indexer.engine.whoosh.tops import TopsCounter, tops_file_name
 
-# A posting's and a term's size in memory (TermPostings), measured with tracemalloc
-# (Python 3.11): ~18 bytes and the value's, and ~400 bytes a term.
-_POSTING_BYTES = 18
-_TERM_BYTES = 400
 # How often a committing parent looks whether its workers are still alive.
 RESULT_POLL_S = 0.5
 # How long a cancelled writer waits for each stopped worker to end.
 WORKER_STOP_S = 10.0
-
-
-class TermPool(PostingPool):
-    """A PostingPool that keeps each field's postings grouped by term."""
-
-    def __init__(self, tempstore: Any, segment: Any, limitmb: int = 128, **kwargs: Any) -> None:
-        super().__init__(tempstore, segment, limitmb=limitmb, **kwargs)
-        self._fields: dict[str, dict[bytes, TermPostings]] = {}
-        self._in_order = True
-        self._last_docnum = -1
-        # False: past limitmb the pool only says it is ``full`` (its writer then ends the
-        # segment) rather than spilling runs to disk.
-        self.spill = True
-        self.full = False
-
-    def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
-        """One posting (a merged segment's, in term order: its documents may come before
-        those pooled already)."""
-        fieldname, text, docnum, weight, value = item
-        postings = self._fields.get(fieldname, {}).get(text)
-        if postings is not None and postings.ids[-1] > docnum:
-            self._in_order = False
-        self.add_terms(fieldname, docnum, ((text, weight, value),), checked=True)
-
-    def add_terms(
-        self,
-        fieldname: str,
-        docnum: int,
-        terms: Sequence[tuple[bytes, float, bytes | None]],
-        checked: bool = False,
-    ) -> None:
-        """Postings of one document in one field: (term, weight, value) each. A document
-        before the last one added puts the postings out of order (sorted as they are
-        written), unless ``checked`` (the caller saw to it)."""
-        if not checked:
-            if docnum < self._last_docnum:
-                self._in_order = False
-            self._last_docnum = docnum
-        grouped = self._fields.get(fieldname)
-        if grouped is None:
-            grouped = self._fields[fieldname] = {}
-        if terms and not grouped:
-            self.fieldnames.add(fieldname)
-        known = grouped.get
-        size = _POSTING_BYTES * len(terms)
-        for text, weight, value in terms:
-            postings = known(text)
-            if postings is None:
-                postings = grouped[text] = TermPostings()
-                size += _TERM_BYTES + len(text)
-            postings.ids.append(docnum)
-            postings.weights.append(weight)
-            if value:
-                postings.data += value
-                postings.lengths.append(len(value))
-                size += len(value)
-            else:
-                postings.lengths.append(0)
-        self.currentsize += size
-        if self.currentsize > self.limit:
-            if self.spill:
-                self.save()
-            else:
-                self.full = True
-
-    def groups(self) -> Iterator[tuple[str, Iterator[tuple[bytes, TermPostings]]]] | None:
-        """Each field, in order, with its terms in order and their postings; None once
-        runs were spilled to disk (then only ``iter_postings`` has them all)."""
-        if self.runs:
-            return None
-        # A field no document gave a term (empty values) is not started: Whoosh numbers
-        # the fields it starts.
-        return ((name, self._terms_of(name)) for name in sorted(self._fields) if self._fields[name])
-
-    def _terms_of(self, fieldname: str) -> Iterator[tuple[bytes, TermPostings]]:
-        grouped = self._fields[fieldname]
-        for text in sorted(grouped):
-            postings = grouped[text]
-            if not self._in_order:
-                postings.sort()
-            yield text, postings
-
-    def terms(self, fieldname: str) -> list[str] | None:
-        """A field's terms, in order; None once runs were spilled."""
-        if self.runs:
-            return None
-        return [text.decode("utf-8") for text in sorted(self._fields.get(fieldname, ()))]
-
-    def numbered(self, fieldname: str) -> Iterator[tuple[int, Any, Any]] | None:
-        """Each term of a field with its number (its place among the field's terms, in
-        order), its document numbers and weights; None once runs were spilled."""
-        if self.runs:
-            return None
-        if fieldname not in self._fields:
-            return iter(())
-        return (
-            (k, postings.ids, postings.weights)
-            for k, (_, postings) in enumerate(self._terms_of(fieldname))
-        )
-
-    def _flat(self) -> Iterator[tuple[str, bytes, int, float, bytes | None]]:
-        for fieldname in sorted(self._fields):  # (an empty one yields nothing)
-            for text, postings in self._terms_of(fieldname):
-                for docnum, weight, value in postings.tuples():
-                    yield fieldname, text, docnum, weight, value
-
-    def save(self) -> None:
-        """Spill what is held as a sorted run (Whoosh's runs, merged as Whoosh merges)."""
-        self.current = list(self._flat())
-        self._fields = {}
-        self._in_order = True
-        PostingPool.save(self)
-
-    def items(self, maxfiles: int = 128) -> Any:
-        if not self.runs:
-            return self._flat()
-        self.save()
-        return PostingPool.items(self, maxfiles)
 
 
 class _CleansDerived:
@@ -274,7 +153,7 @@ class TroveSegmentWriter(_CleansDerived, _LetsGoWhenItFails, SegmentWriter):
             length = 0
             if field.indexed:
                 fieldboost = self._field_boost(fields, fieldname, docboost)
-                pooled = _pool_items(field, value, fieldboost)
+                pooled = _pool_columns(field, value, fieldboost, pool.numbers(fieldname))
                 if pooled is None:
                     items = list(field.index(value))
                     terms = [
@@ -283,13 +162,14 @@ class TroveSegmentWriter(_CleansDerived, _LetsGoWhenItFails, SegmentWriter):
                     total = sum(freq for _, freq, _, _ in items)
                     if self.sequences is not None and fieldname == self.sequences.field:
                         self.sequences = None  # its tokens are not known here
+                    pool.add_terms(fieldname, docnum, terms)
                 else:
-                    terms, total, numbering = pooled
+                    doc, total, numbering = pooled
                     if self.sequences is not None and fieldname == self.sequences.field:
                         self.sequences.add(docnum, numbering)
+                    pool.add_columns(fieldname, docnum, doc)
                 if field.scorable:
                     length = total
-                pool.add_terms(fieldname, docnum, terms)
             customval = fields.get(f"_stored_{fieldname}", value)
             perdocwriter.add_field(fieldname, field, customval if field.stored else None, length)
             column = field.column_type
@@ -309,7 +189,8 @@ class TroveSegmentWriter(_CleansDerived, _LetsGoWhenItFails, SegmentWriter):
         # Before the postings are written (which empties the pool).
         term_tops = suffixes = None
         if self.term_tops is not None:
-            term_tops = self.term_tops.table(self.pool.numbered(self.term_tops.field))
+            kept = self.pool.numbered(self.term_tops.field, least=fewest_kept())
+            term_tops = self.term_tops.table(kept)
         if (
             self.sequences is not None
             and (terms := self.pool.terms(self.sequences.field)) is not None
@@ -342,15 +223,20 @@ class TroveSegmentWriter(_CleansDerived, _LetsGoWhenItFails, SegmentWriter):
             write_derived(self.storage.folder, sequences_file_name(segment_id), table)
 
 
-def _pool_items(
-    field: Any, value: Any, boost: float
-) -> tuple[list[tuple[bytes, float, bytes]], int, Numbering] | None:
-    """What ``field.index(value)`` gives, as the pool takes it, the field's length and its
-    tokens numbered, in one pass, where the field's format can (NextTokens); else None."""
-    pool_items = getattr(field.format, "pool_items", None)
-    if pool_items is None or type(field).index is not FieldType.index or not isinstance(value, str):
+def _pool_columns(
+    field: Any, value: Any, boost: float, numbers: TermNumbers
+) -> tuple[DocPostings, int, Numbering] | None:
+    """What ``field.index(value)`` gives, as the pool takes it in columns (its terms
+    numbered by ``numbers``), the field's length and its tokens numbered, in one pass,
+    where the field's format can (NextTokens); else None."""
+    pool_columns = getattr(field.format, "pool_columns", None)
+    if (
+        pool_columns is None
+        or type(field).index is not FieldType.index
+        or not isinstance(value, str)
+    ):
         return None
-    return pool_items(value, field.analyzer, boost)
+    return pool_columns(value, field.analyzer, boost, numbers)
 
 
 @contextmanager
