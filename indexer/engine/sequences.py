@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from indexer.engine.lexicon import Lexicon
-from indexer.engine.postings import Numbering, numbered
+from indexer.engine.postings import Numbering, TermNumbers, numbered
 
 CODED = 0xFFFE  # terms with a code of their own, at most
 OTHER = 0xFFFE  # the code of every term past those
@@ -79,16 +79,22 @@ class SequenceWriter:
     """Takes a segment's documents' tokens as they are added; ``table()`` makes the
     segment's table of them."""
 
-    def __init__(self) -> None:
-        self._codes: dict[str, int] = {}  # term: its code in order of first sight (or OTHER)
-        self._terms = 0  # terms with a code of their own
+    def __init__(self, numbers: TermNumbers | None = None) -> None:
+        """``numbers``: the segment's terms numbered by its writer, which then adds each
+        document with its terms' numbers (``add``); else the table numbers them itself.
+        Either way a term's number is its order of first sight: the first CODED have
+        codes of their own."""
+        self._numbers = numbers or TermNumbers()
         self._stream = bytearray(BOUNDARY.to_bytes(2, "little"))
         self._extents = array("Q")  # by document number: its tokens and BOUNDARY, or 0
 
-    def add(self, docnum: int, numbering: Numbering) -> None:
+    def add(
+        self, docnum: int, numbering: Numbering, terms: npt.NDArray[np.uint32] | None = None
+    ) -> None:
         """Document ``docnum``'s tokens, ``words[i]`` for each ``i`` of ``numbers`` (a
-        numbering: indexer/engine/postings.py). Documents come in order of number; one
-        never added has no tokens."""
+        numbering: indexer/engine/postings.py), and the numbers of its words if the
+        writer numbered them. Documents come in order of number; one never added has no
+        tokens."""
         words, numbers = numbering
         if docnum < len(self._extents):
             raise ValueError(f"document {docnum} added after {len(self._extents) - 1}")
@@ -96,15 +102,9 @@ class SequenceWriter:
         if not len(numbers):
             self._extents.append(0)
             return
-        codes = self._codes
-        found = list(map(codes.get, words))
-        if None in found:
-            for i, code in enumerate(found):
-                if code is None:
-                    code = self._terms if self._terms < CODED else OTHER
-                    self._terms += code != OTHER
-                    found[i] = codes[words[i]] = code
-        local = np.array(found, dtype="<u2")
+        if terms is None:
+            terms = self._numbers.number(words)
+        local = np.minimum(terms, OTHER).astype("<u2")  # (CODED is OTHER)
         self._stream += local[numbers].tobytes()
         self._stream += BOUNDARY.to_bytes(2, "little")
         self._extents.append(len(numbers) + 1)
@@ -121,10 +121,12 @@ class SequenceWriter:
         starts[0] = 1
         np.cumsum(extents, out=starts[1:])
         starts[1:] += 1
-        terms = sorted(t for t, code in self._codes.items() if code != OTHER)
+        coded = self._numbers.words[:CODED]
+        order = sorted(range(len(coded)), key=coded.__getitem__)
+        terms = [coded[k] for k in order]
         remap = np.full(_CODES, OTHER, dtype="<u2")
         remap[BOUNDARY] = BOUNDARY
-        remap[[self._codes[t] for t in terms]] = np.arange(len(terms), dtype="<u2")
+        remap[order] = np.arange(len(terms), dtype="<u2")
         stream = np.frombuffer(self._stream, dtype="<u2")
         codes = remap[stream[: int(starts[-1])]]
         totals = np.bincount(codes, minlength=_CODES).astype("<u8")

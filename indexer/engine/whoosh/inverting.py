@@ -111,7 +111,8 @@ class TroveSegmentWriter(_CleansDerived, _LetsGoWhenItFails, SegmentWriter):
         self.tops = TopsCounter.of(self.schema)
         self.pairs = PairsTaker.of(self.schema)
         self.term_tops = TermTopsTaker.of(self.schema)
-        self.sequences = SequencesTaker.of(self.schema)
+        # Its terms numbered as the pool numbers them: one lookup a term, not two.
+        self.sequences = SequencesTaker.of(self.schema, self.pool.numbers)
 
     def add_reader(self, reader: Any) -> None:
         # Documents that are not counted: no derived data for this segment (a reconcile
@@ -166,7 +167,7 @@ class TroveSegmentWriter(_CleansDerived, _LetsGoWhenItFails, SegmentWriter):
                 else:
                     doc, total, numbering = pooled
                     if self.sequences is not None and fieldname == self.sequences.field:
-                        self.sequences.add(docnum, numbering)
+                        self.sequences.add(docnum, numbering, doc.terms)
                     pool.add_columns(fieldname, docnum, doc)
                 if field.scorable:
                     length = total
