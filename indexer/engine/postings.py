@@ -158,13 +158,26 @@ class TermNumbers:
 @dataclass(frozen=True, slots=True)
 class DocPostings:
     """A document's postings in one field, as columns: each distinct term's number
-    (TermNumbers), its weight and the length of its value; the values one after
-    another."""
+    (TermNumbers), its frequency and the length of its value; the values one after
+    another; and what its frequencies are multiplied by to make its weights, the field's
+    boost and then the document's (two products, as Whoosh makes them)."""
 
     terms: npt.NDArray[np.uint32]
-    weights: npt.NDArray[np.float64]
+    counts: npt.NDArray[np.uint32]
     lengths: npt.NDArray[np.uint32]
     values: bytes
+    field_boost: float = 1.0
+    boost: float = 1.0
+
+    @property
+    def weights(self) -> npt.NDArray[np.float64]:
+        return weights_of(self.counts, self.field_boost, self.boost)
+
+
+def weights_of(counts: Any, field_boost: Any, boost: Any) -> npt.NDArray[np.float64]:
+    """Frequencies' weights: each times the field's boost, then times the document's
+    (numbers, or arrays of one a frequency): Python's ``n * field_boost * boost``."""
+    return (np.asarray(counts).astype(np.float64) * field_boost) * boost
 
 
 # token_hash of the tokens seen lately, as numbers (a scan hashes each word once).

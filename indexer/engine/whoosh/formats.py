@@ -128,11 +128,10 @@ class NextTokens(Frequency):
         terms = numbers.number(words)
         if not tokens:
             empty = np.empty(0, dtype=np.uint32)
-            return DocPostings(terms, np.empty(0), empty, b""), 0, numbering
+            return DocPostings(terms, empty, empty, b""), 0, numbering
         counts, lengths, values = next_tokens_columns(sequence, numbers.hashes(terms))
-        # (n * fb) * boost, as Whoosh multiplies: the same floats.
-        weights = counts.astype(np.float64) * self.field_boost * boost
-        return DocPostings(terms, weights, lengths, values), len(tokens), numbering
+        doc = DocPostings(terms, counts.astype(np.uint32), lengths, values, self.field_boost, boost)
+        return doc, len(tokens), numbering
 
     def decode_frequency(self, valuestring: bytes) -> int:
         return next_tokens_frequency(valuestring)
