@@ -64,10 +64,11 @@ def compact(numbers: Sequence[int]) -> array[int]:
     """Non-negative ints (below 2**32) as an array of the smallest unsigned type that
     holds them all."""
     top = max(numbers, default=0)
-    fitting = [t for t, most in _UNSIGNED if top <= most]
-    if not fitting:
+    for typecode, most in _UNSIGNED:
+        if top <= most:
+            break
+    else:
         raise ValueError(f"{top} does not fit 4 bytes")
-    typecode = fitting[0]
     return (
         numbers
         if isinstance(numbers, array) and numbers.typecode == typecode
@@ -164,14 +165,14 @@ class TermPostings:
         self.lengths = array("I")
 
     @classmethod
-    def of_columns(cls, ids: Any, weights: Any, data: Any, lengths: Any) -> TermPostings:
-        """Postings from arrays of their numbers (numpy's: uint32 ids and lengths,
-        float64 weights) and their values' bytes."""
-        postings = cls()
-        postings.ids.frombytes(ids.tobytes())
-        postings.weights.frombytes(weights.tobytes())
+    def of_bytes(cls, ids: bytes, weights: bytes, data: bytes, lengths: bytes) -> TermPostings:
+        """Postings from the bytes of their numbers (native uint32 ids and lengths,
+        float64 weights) and of their values."""
+        postings = cls.__new__(cls)
+        postings.ids = array("I", ids)
+        postings.weights = array("d", weights)
         postings.data = bytearray(data)
-        postings.lengths.frombytes(lengths.tobytes())
+        postings.lengths = array("I", lengths)
         return postings
 
     def __len__(self) -> int:
@@ -344,10 +345,15 @@ class _PostingsWriter(W3PostingsWriter):
         return compact(array("I", map(sub, ids, chain((0,), ids))))
 
     def _mini_weights(self) -> Any:
-        weights = super()._mini_weights()  # None (all 1), one float (all equal) or a tuple
-        if not isinstance(weights, tuple):
-            return weights
-        floats = array("f", weights)
+        # Whoosh's: None if all are 1, the one weight if all are equal, else all of them
+        # (here as an array, counted in C where Whoosh compares each in Python).
+        weights = self._weights  # add_all's array, or Whoosh's list (add_posting)
+        first = weights[0]
+        if weights.count(first) == len(weights):
+            return None if first == 1.0 else first
+        floats = weights
+        if not (isinstance(floats, array) and floats.typecode == "f"):
+            floats = array("f", weights)
         if 0 <= min(floats) and max(floats) <= 0xFFFF:
             counts = array("I", map(int, floats))
             if array("f", counts) == floats:  # counts, as most weights are

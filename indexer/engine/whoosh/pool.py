@@ -131,17 +131,20 @@ class ColumnPostings:
             at = np.repeat(moved, batch_lengths) + np.arange(int(batch_ends[-1]))
             batch_values = values[at]
             batch_docs, batch_weights = self._weighed(picked)
+            # Each term's postings as slices of the batch's bytes (cheaper than arrays').
+            docs_at, weights_at = batch_docs.tobytes(), batch_weights.tobytes()
+            lengths_at, values_at = batch_lengths.tobytes(), batch_values.tobytes()
             batch_value_ends = [0, *batch_ends.tolist()]
             p = 0
             for i in range(k, last + 1):
                 q = p + counts[i]
                 yield (
                     words[present[i]].encode("utf-8"),
-                    TermPostings.of_columns(
-                        batch_docs[p:q],
-                        batch_weights[p:q],
-                        batch_values[batch_value_ends[p] : batch_value_ends[q]],
-                        batch_lengths[p:q],
+                    TermPostings.of_bytes(
+                        docs_at[4 * p : 4 * q],
+                        weights_at[8 * p : 8 * q],
+                        values_at[batch_value_ends[p] : batch_value_ends[q]],
+                        lengths_at[4 * p : 4 * q],
                     ),
                 )
                 p = q
