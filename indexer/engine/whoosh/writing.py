@@ -57,7 +57,8 @@ from indexer.engine.writing import Index as EngineIndex
 CANCEL_EVERY = 500
 DERIVED_CHECKERS = 2  # threads that check the segments' derived files at each reconcile
 # A full build's postings in memory, shared by its writer processes (TermPool's measure):
-# ~100k 4 KB reports a GB. A writer's peak is ~2.8x its share (PSS, at 1M reports).
+# ~100k 4 KB reports a GB. A writer's peak is ~2.9x its share (PSS, at 1M reports: the
+# columns grouped by term as its segment is written, pool.py).
 POOL_MB = 1280
 
 log = logging.getLogger(__name__)
