@@ -242,13 +242,11 @@ class TermPool(PostingPool):
         """Postings of one document in one field, as columns (its terms numbered by
         ``numbers(fieldname)``). Kept as columns unless the field's postings are grouped
         already, or the document comes before the last one the columns hold."""
+        self._saw(docnum)
         columns = self._columns.get(fieldname)
         if self._fields.get(fieldname) or (columns is not None and docnum < columns.last_doc):
-            self._saw(docnum)
-            self._ungroup(fieldname)
             self.add_terms(fieldname, docnum, self._as_terms(fieldname, doc), checked=True)
             return
-        self._saw(docnum)
         if columns is None:
             columns = self._columns[fieldname] = ColumnPostings(self.numbers(fieldname))
         columns.add(docnum, doc)
